@@ -1,0 +1,1 @@
+"""Task suites: the task record, the synthetic minibugs generator, importers and freezing."""

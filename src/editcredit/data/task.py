@@ -1,0 +1,98 @@
+"""The task record: SWE-bench field names plus what a self-contained task needs.
+
+Fields named as in SWE-bench keep their meaning there: ``instance_id``, ``repo``,
+``base_commit``, ``problem_statement``, ``patch`` (the gold fix), ``test_patch``,
+``FAIL_TO_PASS`` and ``PASS_TO_PASS`` (full pytest node ids). A task carries its base tree
+either inline (``files``: path -> text) or as a docker ``image`` holding the repository at
+``workdir``; exactly one of the two.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import posixpath
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+
+class Task(BaseModel):
+    """One grading task. Immutable; its identity is the SHA256 of its canonical JSON."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    instance_id: str = Field(min_length=1, description="Unique id, e.g. 'minibugs__textops-0007'.")
+    repo: str = Field(min_length=1, description="Source repository or synthetic module name.")
+    base_commit: str = Field("", description="Commit of the base tree (empty for inline trees).")
+    problem_statement: str = Field(min_length=1, description="What is wrong, never the fix.")
+    patch: str = Field(min_length=1, description="The gold fix as a unified diff.")
+    test_patch: str = Field("", description="Diff that adds the tests, applied before grading.")
+    FAIL_TO_PASS: list[str] = Field(min_length=1, description="Node ids the fix must make pass.")
+    PASS_TO_PASS: list[str] = Field(description="Node ids that must keep passing.")
+    test_paths: list[str] = Field(min_length=1, description="Test files, restored and run.")
+    files: dict[str, str] | None = Field(None, description="Inline base tree: path -> text.")
+    image: str | None = Field(None, description="Docker image with the base tree at workdir.")
+    workdir: str = Field("/testbed", description="Repository location inside `image`.")
+    timeout_s: float = Field(30.0, gt=0, description="Wall-clock limit of one grading run.")
+    suite: str = Field(min_length=1, description="Suite the task belongs to.")
+    split: str = Field("", description="train, dev or holdout ('' before splitting).")
+    meta: dict[str, Any] = Field(default_factory=dict, description="Generator details.")
+
+    @field_validator("FAIL_TO_PASS", "PASS_TO_PASS")
+    @classmethod
+    def _full_node_ids(cls, ids: list[str]) -> list[str]:
+        for node_id in ids:
+            if "::" not in node_id:
+                raise ValueError(f"not a full pytest node id (no '::'): {node_id!r}")
+        if len(set(ids)) != len(ids):
+            raise ValueError("duplicate node ids")
+        return ids
+
+    @field_validator("test_paths")
+    @classmethod
+    def _relative_paths(cls, paths: list[str]) -> list[str]:
+        for path in paths:
+            if not is_safe_relative_path(path):
+                raise ValueError(f"test path must be relative and inside the tree: {path!r}")
+        return paths
+
+    @model_validator(mode="after")
+    def _one_tree_source(self) -> Task:
+        if (self.files is None) == (self.image is None):
+            raise ValueError("exactly one of 'files' (inline tree) or 'image' must be given")
+        if self.files is not None:
+            for path in self.files:
+                if not is_safe_relative_path(path):
+                    raise ValueError(f"files: path must be relative and inside the tree: {path!r}")
+            missing = [p for p in self.test_paths if p not in self.files and not self.test_patch]
+            if missing:
+                raise ValueError(f"test_paths not in files: {missing}")
+        overlap = set(self.FAIL_TO_PASS) & set(self.PASS_TO_PASS)
+        if overlap:
+            raise ValueError(f"ids in both FAIL_TO_PASS and PASS_TO_PASS: {sorted(overlap)}")
+        return self
+
+    def canonical_json(self) -> str:
+        """Sorted keys, no whitespace, UTF-8 text: the bytes that identify the task."""
+        return canonical_json(self.model_dump(mode="json"))
+
+    def sha256(self) -> str:
+        return hashlib.sha256(self.canonical_json().encode("utf-8")).hexdigest()
+
+
+def canonical_json(data: Any) -> str:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def is_safe_relative_path(path: str) -> bool:
+    """True for a normalised relative POSIX path that stays inside its root."""
+    if not path or path.startswith("/") or "\\" in path or "\x00" in path:
+        return False
+    norm = posixpath.normpath(path)
+    return norm == path and norm != "." and not norm.startswith("..")
+
+
+def task_json_schema() -> dict[str, Any]:
+    """The JSON schema of the task record (documented in docs/task-schema.md)."""
+    return Task.model_json_schema()

@@ -1,0 +1,248 @@
+"""Docker sandboxes: no network, memory and pid limits, non-root, read-only root, timeouts.
+
+Two modes behind the same interface:
+
+- ``warm`` (default): one long-lived container per sandbox runs the guest runner as a server
+  with pytest already imported; each grading is a forked child on a fresh workspace.
+- ``fresh``: a new container per grading, as SWE-bench's harness does (the speed anchor).
+
+Every container carries the label ``editcredit.sandbox`` and is removed on every path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+import uuid
+import weakref
+from pathlib import Path
+
+from editcredit.sandbox.base import (
+    GUEST_DIR,
+    TEST_ENV,
+    RunRequest,
+    RunResult,
+    Sandbox,
+    SandboxError,
+    result_from_out_dir,
+)
+
+LABEL = "editcredit.sandbox"
+SANDBOX_UID = 65534
+START_TIMEOUT_S = 60.0
+MARGIN_S = 15.0
+POLL_S = 0.002
+
+
+def docker_client():
+    """A docker SDK client, or SandboxError naming the daemon address and the fix."""
+    try:
+        import docker
+    except ImportError as exc:  # pragma: no cover - a dependency of the package
+        raise SandboxError("the docker Python SDK is not installed") from exc
+    host = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+    try:
+        client = docker.from_env(timeout=120)
+        client.ping()
+    except Exception as exc:
+        raise SandboxError(
+            f"no docker daemon at {host} ({type(exc).__name__}); start it (./dev.sh setup) "
+            "or use --backend local"
+        ) from exc
+    return client
+
+
+class DockerSandbox(Sandbox):
+    """Grades in docker containers of the sandbox image."""
+
+    name = "docker"
+    isolation = "docker: network none, non-root, read-only root, memory and pid limits"
+
+    def __init__(
+        self,
+        image: str,
+        mode: str = "warm",
+        mem_limit: str = "1g",
+        pids_limit: int = 256,
+        timeout_factor: float = 1.0,
+    ) -> None:
+        if mode not in ("warm", "fresh"):
+            raise ValueError(f"unknown docker sandbox mode {mode!r} (warm or fresh)")
+        self._client = docker_client()
+        try:
+            self._client.images.get(image)
+        except Exception as exc:
+            raise SandboxError(
+                f"sandbox image {image!r} not found; build it with `editcredit build-image`"
+            ) from exc
+        spool = Path(tempfile.mkdtemp(prefix="editcredit-spool-"))
+        super().__init__(timeout_factor=timeout_factor, scratch=spool / "jobs")
+        self.image, self.mode = image, mode
+        self._spool = spool
+        self._limits = {"mem_limit": mem_limit, "memswap_limit": mem_limit,
+                        "pids_limit": pids_limit}
+        (spool / "jobs").mkdir()
+        (spool / "requests").mkdir()
+        (spool / "control").mkdir()
+        _chmod(spool, 0o755)
+        _chmod(spool / "jobs", 0o755)
+        _chmod(spool / "requests", 0o777)
+        _chmod(spool / "control", 0o777)
+        self._server = None
+        self._finalizer = weakref.finalize(self, _cleanup, self._client, [], spool)
+        if mode == "warm":
+            self._start_server()
+
+    # -- containers ---------------------------------------------------------------------
+    def _container_kwargs(self) -> dict:
+        return dict(
+            image=self.image,
+            detach=True,
+            network_mode="none",
+            user=f"{SANDBOX_UID}:{SANDBOX_UID}",
+            read_only=True,
+            tmpfs={"/tmp": "rw,size=128m,mode=1777"},
+            cap_drop=["ALL"],
+            security_opt=["no-new-privileges"],
+            labels={LABEL: "1"},
+            volumes={
+                str(GUEST_DIR): {"bind": "/grader", "mode": "ro"},
+                str(self._spool): {"bind": "/spool", "mode": "rw"},
+            },
+            working_dir="/tmp",
+            environment={"PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"},
+            **self._limits,
+        )
+
+    def _start_server(self) -> None:
+        ready = self._spool / "control" / "ready.json"
+        ready.unlink(missing_ok=True)
+        (self._spool / "control" / "stop").unlink(missing_ok=True)
+        self._server = self._client.containers.run(
+            command=["python3", "/grader/runner.py", "serve", "/spool"],
+            **self._container_kwargs(),
+        )
+        self._finalizer.detach()
+        self._finalizer = weakref.finalize(
+            self, _cleanup, self._client, [self._server.id], self._spool
+        )
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not ready.exists():
+            if time.monotonic() > deadline or not self._alive(self._server):
+                logs = self._server.logs(tail=20).decode(errors="replace")
+                self.close()
+                raise SandboxError(f"sandbox server in {self.image!r} did not start: {logs}")
+            time.sleep(0.01)
+
+    def _alive(self, container) -> bool:
+        try:
+            container.reload()
+        except Exception:
+            return False
+        return container.status in ("created", "running")
+
+    # -- runs -----------------------------------------------------------------------------
+    def _prepare_permissions(self, job: Path) -> None:
+        for dirpath, _dirs, files in os.walk(job / "tree"):
+            _chmod(Path(dirpath), 0o755)
+            for name in files:
+                _chmod(Path(dirpath, name), 0o644)
+        _chmod(job, 0o755)
+        _chmod(job / "out", 0o777)
+
+    def _guest_request(self, request: RunRequest) -> dict:
+        return {
+            "workspace": self._in_guest(request.workspace),
+            "out_dir": self._in_guest(request.out_dir),
+            "tests": request.tests,
+            "env": TEST_ENV,
+            "nonce": request.nonce,
+            "timeout_s": request.timeout_s,
+        }
+
+    def _in_guest(self, host_path: Path) -> str:
+        return "/spool/" + str(host_path.relative_to(self._spool))
+
+    def _run(self, request: RunRequest) -> RunResult:
+        if self.mode == "fresh":
+            return self._run_fresh(request)
+        return self._run_warm(request)
+
+    def _run_warm(self, request: RunRequest) -> RunResult:
+        if self._server is None or not self._alive(self._server):
+            self._restart()
+        name = f"{time.monotonic_ns():020d}-{uuid.uuid4().hex}.json"
+        tmp = self._spool / "requests" / (name + ".part")
+        tmp.write_text(json.dumps(self._guest_request(request)))
+        os.replace(tmp, self._spool / "requests" / name)
+        done = request.out_dir / "done.json"
+        deadline = time.monotonic() + request.timeout_s + MARGIN_S
+        next_check = time.monotonic() + 0.5
+        while not done.exists():
+            now = time.monotonic()
+            if now > deadline:
+                self._restart()
+                return RunResult("sandbox_died", None, "grading server did not answer in time")
+            if now > next_check:
+                next_check = now + 0.5
+                if not self._alive(self._server):
+                    self._restart()
+                    return RunResult("sandbox_died", None, "sandbox container exited")
+            time.sleep(POLL_S)
+        return result_from_out_dir(request.out_dir)
+
+    def _run_fresh(self, request: RunRequest) -> RunResult:
+        req_path = request.out_dir.parent / "request.json"
+        req_path.write_text(json.dumps(self._guest_request(request)))
+        _chmod(req_path, 0o644)
+        container = self._client.containers.run(
+            command=["python3", "/grader/runner.py", "once", self._in_guest(req_path)],
+            **self._container_kwargs(),
+        )
+        try:
+            container.wait(timeout=request.timeout_s + MARGIN_S)
+        except Exception:
+            return RunResult("sandbox_died", None, "container did not finish in time")
+        finally:
+            container.remove(force=True)
+        return result_from_out_dir(request.out_dir)
+
+    def _restart(self) -> None:
+        if self._server is not None:
+            _remove(self._server)
+        self._start_server()
+
+    def close(self) -> None:
+        if self._server is not None:
+            (self._spool / "control" / "stop").touch()
+        self._server = None
+        self._finalizer()
+
+
+def _chmod(path: Path, mode: int) -> None:
+    os.chmod(path, mode)
+
+
+def _remove(container) -> None:
+    try:
+        container.remove(force=True)
+    except Exception:
+        pass
+
+
+def _cleanup(client, container_ids: list[str], spool: Path) -> None:
+    for cid in container_ids:
+        try:
+            client.containers.get(cid).remove(force=True)
+        except Exception:
+            pass
+    shutil.rmtree(spool, ignore_errors=True)
+
+
+def count_sandbox_containers() -> int:
+    """Containers (running or not) that carry the sandbox label."""
+    client = docker_client()
+    return len(client.containers.list(all=True, filters={"label": LABEL}))

@@ -1,0 +1,29 @@
+"""Build a sandbox backend by name from the ``sandbox`` section of the config."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from editcredit.sandbox.base import Sandbox
+
+BACKENDS = ("docker", "local")
+
+
+def make_sandbox(backend: str, cfg: dict[str, Any]) -> Sandbox:
+    """``backend`` is 'docker' or 'local'; ``cfg`` is the config's sandbox section."""
+    factor = float(cfg.get("timeout_factor", 1.0))
+    if backend == "docker":
+        from editcredit.sandbox.docker_backend import DockerSandbox
+
+        return DockerSandbox(
+            image=cfg["image"],
+            mode=cfg.get("docker_mode", "warm"),
+            mem_limit=cfg.get("mem_limit", "1g"),
+            pids_limit=int(cfg.get("pids_limit", 256)),
+            timeout_factor=factor,
+        )
+    if backend == "local":
+        from editcredit.sandbox.local_backend import LocalSandbox
+
+        return LocalSandbox(timeout_factor=factor)
+    raise ValueError(f"unknown sandbox backend {backend!r}; choose one of {', '.join(BACKENDS)}")

@@ -1,0 +1,137 @@
+"""Guest-side grading runner: runs pytest on a prepared workspace inside the sandbox.
+
+Standard library and pytest only; it is mounted read-only into the sandbox and never imports
+editcredit. Two modes:
+
+- ``once REQUEST.json``: run one grading, write ``done.json`` beside the observations.
+- ``serve SPOOL``: a warm server. pytest is imported once; every request found in
+  ``SPOOL/requests`` is run in a forked child (a fresh process image for the task's own
+  modules), killed with its whole process group when it exceeds its timeout.
+
+A request is JSON: ``workspace``, ``tests`` (paths relative to the workspace), ``out_dir``,
+``env`` (the complete environment of the test process), ``nonce``, ``timeout_s``, and
+optional ``rlimits`` (name -> soft/hard value) applied in the child.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import sys
+import time
+
+sys.dont_write_bytecode = True
+GUEST_DIR = os.path.dirname(os.path.abspath(__file__))
+if GUEST_DIR not in sys.path:
+    sys.path.insert(0, GUEST_DIR)
+
+import observer  # noqa: E402
+import pytest  # noqa: E402
+
+POLL_S = 0.002
+PYTEST_FLAGS = ["-q", "-p", "no:cacheprovider", "--tb=short", "-rN", "--color=no"]
+
+
+def _child(req: dict) -> None:
+    """Runs in the forked child: isolate, then run pytest with the observer."""
+    os.setsid()
+    out_dir = req["out_dir"]
+    log = os.open(os.path.join(out_dir, "pytest.log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    for name, value in req.get("rlimits", {}).items():
+        limit = int(value)
+        resource.setrlimit(getattr(resource, name), (limit, limit))
+    workspace = req["workspace"]
+    os.chdir(workspace)
+    os.environ.clear()
+    os.environ.update(req["env"])
+    sys.path[:] = [p for p in sys.path if p and p != GUEST_DIR and not p.startswith(workspace)]
+    plugin = observer.Observer(os.path.join(out_dir, "observations.jsonl"), req["nonce"])
+    code = pytest.main([*req["tests"], *PYTEST_FLAGS, f"--rootdir={workspace}"], plugins=[plugin])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(int(code))
+
+
+def run_request(req: dict) -> dict:
+    """Fork, run the grading in the child, enforce the timeout, return the done record."""
+    start = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _child(req)
+        finally:
+            os._exit(70)
+    deadline = start + float(req["timeout_s"])
+    status, exit_code = "finished", None
+    while True:
+        done_pid, wait_status = os.waitpid(pid, os.WNOHANG)
+        if done_pid == pid:
+            exit_code = os.waitstatus_to_exitcode(wait_status)
+            break
+        if time.monotonic() > deadline:
+            status = "timeout"
+            _kill_group(pid)
+            os.waitpid(pid, 0)
+            break
+        time.sleep(POLL_S)
+    _kill_group(pid)  # stray grandchildren of a finished run
+    record = {"status": status, "exit_code": exit_code, "seconds": time.monotonic() - start}
+    _write_json(os.path.join(req["out_dir"], "done.json"), record)
+    return record
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _write_json(path: str, data: dict) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh)
+    os.replace(tmp, path)
+
+
+def _load(path: str) -> dict:
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def serve(spool: str) -> None:
+    """Process requests in name order until SPOOL/control/stop exists."""
+    requests = os.path.join(spool, "requests")
+    control = os.path.join(spool, "control")
+    _write_json(os.path.join(control, "ready.json"), {"pid": os.getpid()})
+    while not os.path.exists(os.path.join(control, "stop")):
+        names = sorted(n for n in os.listdir(requests) if n.endswith(".json"))
+        if not names:
+            time.sleep(POLL_S)
+            continue
+        for name in names:
+            path = os.path.join(requests, name)
+            req = _load(path)
+            os.unlink(path)
+            run_request(req)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) == 2 and argv[0] == "once":
+        run_request(_load(argv[1]))
+        return 0
+    if len(argv) == 2 and argv[0] == "serve":
+        serve(argv[1])
+        return 0
+    print("usage: runner.py once REQUEST.json | serve SPOOL", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,106 @@
+"""Materialise a task's tree with a patch applied and its test files restored."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from editcredit.data.task import Task
+from editcredit.sandbox.patches import PatchFormatError, partition_patch
+
+
+class TaskTreeError(RuntimeError):
+    """The frozen task itself cannot be materialised (a defect of the task, not the patch)."""
+
+
+@dataclass(frozen=True)
+class PatchOutcome:
+    """What happened to the patch while the workspace was built."""
+
+    applied: bool
+    error: str = ""
+    dropped_paths: list[str] = field(default_factory=list)
+
+
+def write_tree(files: dict[str, str], root: Path) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def git_apply(patch: str, root: Path) -> str:
+    """Apply a diff under root with git (no repository discovery); return '' or the error."""
+    with tempfile.NamedTemporaryFile("w", suffix=".diff", delete=False, encoding="utf-8") as fh:
+        fh.write(patch)
+        patch_file = fh.name
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "GIT_CEILING_DIRECTORIES": str(root.parent),
+        "HOME": str(root.parent),
+        "LC_ALL": "C",
+    }
+    try:
+        proc = subprocess.run(
+            ["git", "apply", "--whitespace=nowarn", "-p1", patch_file],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        os.unlink(patch_file)
+    if proc.returncode == 0:
+        return ""
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    return lines[0] if lines else f"git apply exited with {proc.returncode}"
+
+
+def _symlinks_under(root: Path) -> list[str]:
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = Path(dirpath, name)
+            if path.is_symlink():
+                found.append(str(path.relative_to(root)))
+    return sorted(found)
+
+
+def materialize(task: Task, patch: str, root: Path) -> PatchOutcome:
+    """Build the workspace for grading ``patch`` on ``task`` under ``root`` (an empty dir).
+
+    Sections of the patch that touch test paths, conftest.py, pytest configuration or
+    interpreter start-up hooks are dropped and listed; the test files are then restored from
+    the frozen task and its test_patch applied. A patch that does not apply, or that creates a
+    symlink, leaves ``applied=False`` with the reason.
+    """
+    if task.files is None:
+        raise TaskTreeError(f"{task.instance_id}: image-based tasks are materialised in-image")
+    write_tree(task.files, root)
+    if not patch.strip():
+        kept, dropped = "", []
+    else:
+        try:
+            kept, dropped = partition_patch(patch, task.test_paths)
+        except PatchFormatError as exc:
+            return PatchOutcome(applied=False, error=str(exc))
+    if kept:
+        error = git_apply(kept, root)
+        if error:
+            return PatchOutcome(applied=False, error=error, dropped_paths=dropped)
+    links = _symlinks_under(root)
+    if links:
+        return PatchOutcome(False, f"patch creates symlinks: {links}", dropped)
+    for rel in task.test_paths:
+        if rel in task.files:
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(task.files[rel], encoding="utf-8")
+    if task.test_patch:
+        error = git_apply(task.test_patch, root)
+        if error:
+            raise TaskTreeError(f"{task.instance_id}: test_patch does not apply: {error}")
+    return PatchOutcome(applied=True, dropped_paths=dropped)
