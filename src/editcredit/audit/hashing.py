@@ -15,6 +15,7 @@ from typing import Protocol
 
 __all__ = ["CHUNK_BYTES", "Digest", "OrderedHasher", "sha256_file"]
 
+
 class Digest(Protocol):
     """The part of a ``hashlib`` hash object used here."""
 

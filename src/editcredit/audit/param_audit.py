@@ -30,7 +30,12 @@ from editcredit.audit.safetensors_reader import (
     TensorInfo,
     pread_into,
 )
-from editcredit.audit.tensor_compare import DeltaAccumulator, Segment
+from editcredit.audit.tensor_compare import (
+    DeltaAccumulator,
+    Segment,
+    Workspace,
+    relative_change,
+)
 
 __all__ = ["audit_checkpoint", "EQUALS_BASE"]
 
@@ -100,25 +105,25 @@ class _Plan:
             changed_elements=sum(d.changed_elements for d in deltas),
             reference_nonfinite=sum(d.reference_nonfinite for d in deltas),
             cast_reference_nonfinite=sum(d.cast_reference_nonfinite for d in deltas),
-            relative_change=DeltaAccumulator("F64", 0, diff_sq, ref_sq).relative_change,
+            relative_change=relative_change(diff_sq, ref_sq),
             tensors=deltas,
         )
 
 
 def _windows(shard: SafetensorsFile, chunk: int) -> list[tuple[int, int]]:
     """Split the file into reads of at most ``chunk`` bytes that never split an element."""
-    out, pos = [], 0
-    tensors = iter(shard.tensors.values())
-    current: TensorInfo | None = None
+    infos = list(shard.tensors.values())
+    out, pos, k = [], 0, 0
     while pos < shard.file_size:
         end = min(pos + chunk, shard.file_size)
-        while end > shard.data_start and (current is None or current.end < end):
-            current = next(tensors)
-        if current is not None and current.begin < end < current.end:
-            end = max(pos, current.begin) + (end - max(pos, current.begin)) // current.itemsize * (
-                current.itemsize
-            )
-            end = max(end, pos + current.itemsize)
+        while k < len(infos) and infos[k].end <= end:
+            k += 1
+        if k < len(infos) and infos[k].begin < end:  # ``end`` falls inside tensor k
+            t = infos[k]
+            start = max(pos, t.begin)
+            end = start + (end - start) // t.itemsize * t.itemsize
+            if end == pos:
+                end = pos + t.itemsize
         out.append((pos, end))
         pos = end
     return out
@@ -135,6 +140,7 @@ class _Scanner:
         self.nonfinite: dict[str, int] = {}
         self.bytes_read = 0
         self._fds: dict[Path, int] = {}
+        self._ws = Workspace()
 
     def close(self) -> None:
         for fd in self._fds.values():
@@ -147,22 +153,22 @@ class _Scanner:
         first = 0
         fd = os.open(shard.path, os.O_RDONLY)
         try:
-            for i, (ws, we) in enumerate(_windows(shard, self.chunk)):
+            for i, (w0, w1) in enumerate(_windows(shard, self.chunk)):
                 slot = i % len(self.bufs)
                 for fut in pending[slot]:
                     fut.result()
-                view = memoryview(self.bufs[slot])[: we - ws]
-                pread_into(fd, view, ws, shard.path)
+                view = memoryview(self.bufs[slot])[: w1 - w0]
+                pread_into(fd, view, w0, shard.path)
                 futs: list[Future[object]] = [self.fhash.update(digest, view)]
                 j = first
-                while j < len(infos) and infos[j].begin < we:
+                while j < len(infos) and infos[j].begin < w1:
                     t = infos[j]
-                    s, e = max(t.begin, ws), min(t.end, we)
+                    s, e = max(t.begin, w0), min(t.end, w1)
                     if s < e:
                         sha = running.setdefault(t.name, hashlib.sha256())
-                        futs.append(self.thash.update(sha, view[s - ws : e - ws]))
-                        self._compare(t, view[s - ws : e - ws], (s - t.begin) // t.itemsize)
-                    if t.end <= we:
+                        futs.append(self.thash.update(sha, view[s - w0 : e - w0]))
+                        self._compare(t, view[s - w0 : e - w0], (s - t.begin) // t.itemsize)
+                    if t.end <= w1:
                         self._finish(t, running)
                         first = j + 1
                     j += 1
@@ -186,12 +192,12 @@ class _Scanner:
         step = max(COMPUTE_BYTES // t.itemsize, 1) * t.itemsize
         for off in range(0, len(view), step):
             part = view[off : off + step]
-            seg = Segment.from_bytes(part, t.dtype)
+            seg = Segment.from_bytes(part, t.dtype, self._ws)
             elem0, n = first_elem + off // t.itemsize, len(part) // t.itemsize
             for plan in self.plans:
                 acc = plan.accs.get(t.name)
                 if acc is not None:
-                    acc.add(seg, self._read_ref(plan, plan.ref.tensors[t.name], elem0, n))
+                    acc.add(seg, self._read_ref(plan, plan.ref.tensors[t.name], elem0, n), self._ws)
             self.nonfinite[t.name] = self.nonfinite.get(t.name, 0) + seg.nonfinite()
 
     def _read_ref(self, plan: _Plan, info: TensorInfo, elem0: int, n: int) -> memoryview:
@@ -207,7 +213,9 @@ class _Scanner:
         return view
 
 
-def _failures(nonfinite: dict[str, int], vs_base: Comparison, vs_prev: Comparison | None):
+def _failures(
+    nonfinite: dict[str, int], vs_base: Comparison, vs_prev: Comparison | None
+) -> tuple[str, ...]:
     out: list[str] = []
     if vs_base.changed_elements == 0:
         out.append(EQUALS_BASE)

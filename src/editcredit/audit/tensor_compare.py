@@ -5,7 +5,8 @@ reference is first aligned to the checkpoint's dtype (``dtype_align.to_storage``
 *changed* when its stored bits differ from the aligned reference's, except that NaN against NaN
 counts as unchanged (so ``-0.0`` vs ``0.0`` is a change, a NaN payload difference is not).
 Norms accumulate in float64. Fast path: when ``||c - r||^2`` and ``||r||^2`` are both finite,
-neither side holds NaN/inf, so the explicit non-finite counts are skipped.
+neither side holds NaN/inf, so the explicit non-finite counts are skipped. Temporaries live in a
+reused ``Workspace``: fresh multi-MiB arrays per segment would be mmapped and page-faulted anew.
 """
 
 from __future__ import annotations
@@ -18,14 +19,65 @@ import numpy as np
 from editcredit.audit.dtype_align import nonfinite_count, to_storage
 from editcredit.audit.safetensors_reader import DTYPES, FLOAT_DTYPES, decode
 
-__all__ = ["DeltaAccumulator", "Segment", "bits_view"]
+__all__ = [
+    "DeltaAccumulator",
+    "Segment",
+    "Workspace",
+    "bits_view",
+    "relative_change",
+    "sum_squares",
+]
 
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+#: rows of at most 8192 keep each BLAS dot single-threaded (OpenBLAS threads ddot above 10000
+#: elements, and its spinning threads then compete with the hashing threads for the cores)
+_ROW = 8192
+
+
+def sum_squares(x: np.ndarray) -> float:
+    """``sum(x * x)`` of a contiguous 1-D float64 array, accumulated in float64."""
+    n = x.size - x.size % _ROW
+    total = float(np.dot(x[n:], x[n:]))
+    if n:
+        rows = x[:n].reshape(-1, _ROW)
+        total += float(np.vecdot(rows, rows).sum())
+    return total
 
 
 def bits_view(storage: np.ndarray) -> np.ndarray:
     """The same memory as unsigned integers of equal width (for bitwise comparison)."""
     return storage.view(_UINT[storage.dtype.itemsize])
+
+
+class Workspace:
+    """Named scratch arrays, allocated once at the largest size asked for and then reused."""
+
+    def __init__(self) -> None:
+        self._arrays: dict[tuple[str, np.dtype], np.ndarray] = {}
+
+    def get(self, name: str, n: int, dtype: type | np.dtype = np.float64) -> np.ndarray:
+        key = (name, np.dtype(dtype))
+        arr = self._arrays.get(key)
+        if arr is None or arr.size < n:
+            arr = self._arrays[key] = np.empty(max(n, 1), dtype=dtype)
+        return arr[:n]
+
+    def decode(self, name: str, buf: memoryview, dtype: str) -> np.ndarray:
+        """``decode(buf, dtype)`` that widens BF16 into a reused buffer."""
+        if dtype != "BF16":
+            return decode(buf, dtype)
+        bits = np.frombuffer(buf, dtype=DTYPES[dtype])
+        out = self.get(name, bits.size, np.uint32)
+        np.left_shift(bits, np.uint32(16), out=out)
+        return out.view(np.float32)
+
+    def float64(self, name: str, values: np.ndarray) -> np.ndarray:
+        """``values`` as float64, copied into a reused buffer unless already float64."""
+        if values.dtype == np.float64:
+            return values
+        out = self.get(name, values.size)
+        np.copyto(out, values, casting="unsafe")
+        return out
 
 
 @dataclass
@@ -39,10 +91,10 @@ class Segment:
     known_finite: bool = False
 
     @classmethod
-    def from_bytes(cls, buf: memoryview, dtype: str) -> Segment:
+    def from_bytes(cls, buf: memoryview, dtype: str, ws: Workspace) -> Segment:
         storage = np.frombuffer(buf, dtype=DTYPES[dtype])
-        values = decode(buf, dtype)
-        return cls(dtype, storage, values, values.astype(np.float64))
+        values = ws.decode("ckpt_bf16", buf, dtype)
+        return cls(dtype, storage, values, ws.float64("ckpt64", values))
 
     def nonfinite(self) -> int:
         """Non-finite elements in this segment (free when a comparison proved it finite)."""
@@ -62,21 +114,22 @@ class DeltaAccumulator:
     ref_nonfinite: int = 0
     cast_nonfinite: int = 0
 
-    def add(self, seg: Segment, ref_buf: memoryview) -> None:
+    def add(self, seg: Segment, ref_buf: memoryview, ws: Workspace) -> None:
         """Compare ``seg`` with the reference bytes covering the same elements."""
-        ref_values = decode(ref_buf, self.ref_dtype)
+        ref_values = ws.decode("ref_bf16", ref_buf, self.ref_dtype)
         if self.ref_dtype == seg.dtype:
             cast_storage, cast_values = np.frombuffer(ref_buf, DTYPES[seg.dtype]), ref_values
         else:
             cast_storage = to_storage(ref_values, seg.dtype)
-            cast_values = decode(cast_storage.data, seg.dtype)
-        cast64 = cast_values.astype(np.float64)
-        differs = bits_view(seg.storage) != bits_view(cast_storage)
+            cast_values = ws.decode("cast_bf16", cast_storage.data, seg.dtype)
+        cast64 = ws.float64("ref64", cast_values)
+        differs = ws.get("differs", seg.storage.size, np.bool_)
+        np.not_equal(bits_view(seg.storage), bits_view(cast_storage), out=differs)
         changed = int(np.count_nonzero(differs))
         with np.errstate(all="ignore"):
-            delta = seg.values64 - cast64
-            diff_sq = float(np.dot(delta, delta))
-            ref_sq = float(np.dot(cast64, cast64))
+            delta = np.subtract(seg.values64, cast64, out=ws.get("delta", cast64.size))
+            diff_sq = sum_squares(delta)
+            ref_sq = sum_squares(cast64)
         self.diff_sq += diff_sq
         self.ref_sq += ref_sq
         if math.isfinite(diff_sq) and math.isfinite(ref_sq):
@@ -89,9 +142,7 @@ class DeltaAccumulator:
         cast_nf = nonfinite_count(cast_values, seg.dtype)
         self.cast_nonfinite += cast_nf
         self.ref_nonfinite += (
-            cast_nf
-            if self.ref_dtype == seg.dtype
-            else nonfinite_count(ref_values, self.ref_dtype)
+            cast_nf if self.ref_dtype == seg.dtype else nonfinite_count(ref_values, self.ref_dtype)
         )
         if seg.dtype in FLOAT_DTYPES:
             both_nan = np.isnan(seg.values) & np.isnan(cast_values)
@@ -100,9 +151,14 @@ class DeltaAccumulator:
 
     @property
     def relative_change(self) -> float:
-        """``||c - r|| / ||r||`` over the whole tensor (0 if both are zero, inf if r is)."""
-        if math.isnan(self.diff_sq) or math.isnan(self.ref_sq):
-            return math.nan
-        if self.ref_sq == 0.0:
-            return 0.0 if self.diff_sq == 0.0 else math.inf
-        return math.sqrt(self.diff_sq) / math.sqrt(self.ref_sq)
+        """``||c - r|| / ||r||`` over the whole tensor."""
+        return relative_change(self.diff_sq, self.ref_sq)
+
+
+def relative_change(diff_sq: float, ref_sq: float) -> float:
+    """``sqrt(diff_sq / ref_sq)``: 0 if both are 0, inf if only ``ref_sq`` is, NaN if either is."""
+    if math.isnan(diff_sq) or math.isnan(ref_sq):
+        return math.nan
+    if ref_sq == 0.0:
+        return 0.0 if diff_sq == 0.0 else math.inf
+    return math.sqrt(diff_sq) / math.sqrt(ref_sq)

@@ -99,20 +99,38 @@ class Sandbox(ABC):
             out.mkdir()
             outcome = materialize(task, patch, tree)
             if not outcome.applied:
-                return self._report(task, start, outcome.applied, outcome.error,
-                                    outcome.dropped_paths, "not_run", Observations(
-                                        started=False, finished=False), None, "")
+                return self._report(
+                    task,
+                    start,
+                    outcome.applied,
+                    outcome.error,
+                    outcome.dropped_paths,
+                    "not_run",
+                    Observations(started=False, finished=False),
+                    None,
+                    "",
+                )
             nonce = secrets.token_hex(16)
             self._prepare_permissions(job)
-            request = RunRequest(tree, out, list(task.test_paths),
-                                 task.timeout_s * self.timeout_factor, nonce)
+            request = RunRequest(
+                tree, out, list(task.test_paths), task.timeout_s * self.timeout_factor, nonce
+            )
             result = self._run(request)
             observations = read_observations(out / "observations.jsonl", nonce)
             status = result.status
             if status == "finished" and not observations.started:
                 status = "no_report"
-            return self._report(task, start, True, "", outcome.dropped_paths, status,
-                                observations, result.exit_code, result.log_tail)
+            return self._report(
+                task,
+                start,
+                True,
+                "",
+                outcome.dropped_paths,
+                status,
+                observations,
+                result.exit_code,
+                result.log_tail,
+            )
         finally:
             shutil.rmtree(job, ignore_errors=True)
 

@@ -82,8 +82,11 @@ class DockerSandbox(Sandbox):
         super().__init__(timeout_factor=timeout_factor, scratch=spool / "jobs")
         self.image, self.mode = image, mode
         self._spool = spool
-        self._limits = {"mem_limit": mem_limit, "memswap_limit": mem_limit,
-                        "pids_limit": pids_limit}
+        self._limits = {
+            "mem_limit": mem_limit,
+            "memswap_limit": mem_limit,
+            "pids_limit": pids_limit,
+        }
         (spool / "jobs").mkdir()
         (spool / "requests").mkdir()
         (spool / "control").mkdir()

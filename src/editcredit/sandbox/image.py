@@ -48,8 +48,14 @@ def build_offline(tag: str, suite: str, mirror: str) -> None:
         raise SandboxError("debootstrap is not installed (apt-get install -y debootstrap)")
     with tempfile.TemporaryDirectory(prefix="editcredit-rootfs-") as tmp:
         root = Path(tmp) / "rootfs"
-        cmd = ["debootstrap", "--variant=minbase", f"--include={','.join(PACKAGES)}",
-               suite, str(root), mirror]
+        cmd = [
+            "debootstrap",
+            "--variant=minbase",
+            f"--include={','.join(PACKAGES)}",
+            suite,
+            str(root),
+            mirror,
+        ]
         print("building sandbox image:", " ".join(cmd), file=sys.stderr)
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
@@ -58,8 +64,12 @@ def build_offline(tag: str, suite: str, mirror: str) -> None:
         for junk in ("var/cache/apt/archives", "var/lib/apt/lists"):
             shutil.rmtree(root / junk, ignore_errors=True)
         tar = subprocess.Popen(["tar", "-C", str(root), "-c", "."], stdout=subprocess.PIPE)
-        changes = ["ENV PATH=/usr/local/bin:/usr/bin:/bin", "ENV LANG=C.UTF-8",
-                   "WORKDIR /tmp", 'CMD ["python3"]']
+        changes = [
+            "ENV PATH=/usr/local/bin:/usr/bin:/bin",
+            "ENV LANG=C.UTF-8",
+            "WORKDIR /tmp",
+            'CMD ["python3"]',
+        ]
         args = ["docker", "import"]
         for change in changes:
             args += ["--change", change]

@@ -46,8 +46,7 @@ class LocalSandbox(Sandbox):
         self._prefix = _unshare_prefix()
         network = "no network (unshare)" if self._prefix else "NETWORK NOT ISOLATED"
         self.isolation = (
-            f"local subprocess (weaker than docker): same user and file system, rlimits, "
-            f"{network}"
+            f"local subprocess (weaker than docker): same user and file system, rlimits, {network}"
         )
 
     def _run(self, request: RunRequest) -> RunResult:
@@ -66,8 +65,7 @@ class LocalSandbox(Sandbox):
         req_path.write_text(json.dumps(guest_request))
         cmd = [*self._prefix, sys.executable, str(GUEST_DIR / "runner.py"), "once", str(req_path)]
         try:
-            subprocess.run(cmd, env=env, capture_output=True,
-                           timeout=request.timeout_s + MARGIN_S)
+            subprocess.run(cmd, env=env, capture_output=True, timeout=request.timeout_s + MARGIN_S)
         except subprocess.TimeoutExpired:
             return RunResult("sandbox_died", None, "local runner did not finish in time")
         return result_from_out_dir(request.out_dir)

@@ -1,20 +1,26 @@
-"""Bootstrap resample means as count-weighted matrix products (the fast core of the bootstrap).
+"""Bootstrap resample means without materialising the resamples (the fast core of the bootstrap).
 
 Resampling ``n`` units with replacement is the same as drawing a count vector ``c`` (how often
-each unit was drawn, summing to ``n``). The mean of a resample of a vector ``x`` is then
-``c @ x / n``, and the mean of ``D[seed, task]`` over independently resampled seeds and tasks is
-``(w @ D @ v) / (S * T)`` for seed counts ``w`` and task counts ``v``. So a whole bootstrap is a
-pair of matrix products over count matrices instead of a gather of ``B x S x T`` values.
+each unit was drawn, summing to ``n``). The mean of a resample of a vector ``x`` is ``c @ x / n``,
+and the mean of ``D[seed, task]`` over independently resampled seeds and tasks is
+``(w @ D @ v) / (S * T)`` for seed counts ``w`` and task counts ``v``
+(:func:`counts_from_indices`, :func:`means_from_counts`).
 
-Draws. The index draws are exactly those of the straightforward gather: one
-``numpy.random.Generator`` seeded once; first the seed indices, ``rng.integers(0, S, (B, S))``;
-then the task indices, ``rng.integers(0, T, (B, T))`` (default int64). The task indices are
-drawn in row chunks to stay in cache; numpy's bounded int64 draws with a range below 2**32 take
-one 32-bit word per value from the generator's state, so drawing in chunks yields the same
-indices as one ``(B, T)`` call (a test pins this). Hence the resample means equal, for the same
-``Generator`` seed, those of :func:`gather_resample_means` on the same index arrays: exactly when
-the data are small integers or dyadic fractions, and to rounding otherwise (the sums run in a
-different order). Same seed, same numpy, same inputs: the same result to the last digit.
+The fast path evaluates the same bilinear form in the cheapest order: per chunk of resamples it
+forms the seed-weighted rows ``e_b = w_b @ D`` with one small matrix product, and applies the task
+counts as ``e_b @ v_b = sum_k e_b[task_idx[b, k]]``, one gather-and-sum over the drawn task indices
+(cheaper than counting them into ``v_b``, casting and multiplying). The resample values
+``B x S x T`` of the plain gather are never formed.
+
+Draws. The index draws are exactly those of the plain gather: one ``numpy.random.Generator``;
+first the seed indices, ``rng.integers(0, S, (B, S))``; then the task indices,
+``rng.integers(0, T, (B, T))`` (default int64). The task indices are drawn in row chunks to stay in
+cache; numpy's bounded int64 draws with a range below 2**32 take one 32-bit word per value from the
+generator's state, so chunked draws yield the same indices as one ``(B, T)`` call (a test pins
+this). Hence the resample means equal those of :func:`gather_resample_means` for the same
+generator seed: exactly when the data are small integers or dyadic fractions (e.g. task scores in
+multiples of 1/16), and to rounding otherwise (the sums run in a different order). Same seed, same
+numpy, same inputs: the same result to the last digit.
 """
 
 from __future__ import annotations
@@ -30,8 +36,9 @@ __all__ = [
     "resample_means_seed_task",
 ]
 
-#: Indices drawn per chunk (~1 MiB of int64), so draws, counts and products stay in cache.
-_CHUNK_ELEMENTS = 1 << 17
+#: Task indices drawn per chunk (512 KiB of int64, plus as much for the seed-weighted rows and
+#: the gathered values), so that draw, gather and sum work in L2. Does not change the result.
+_CHUNK_ELEMENTS = 1 << 16
 
 
 def draw_indices(rng: np.random.Generator, n_resamples: int, n_units: int) -> np.ndarray:
@@ -43,7 +50,8 @@ def counts_from_indices(indices: np.ndarray, n_units: int) -> np.ndarray:
     """Count matrix of resampling indices: ``out[b, j]`` = times unit ``j`` is in row ``b``.
 
     One ``np.bincount`` over the indices offset by ``b * n_units``; returned as float64 (exact:
-    counts are small integers) so that it feeds a BLAS matrix product directly.
+    counts are small integers) so that it feeds a matrix product directly. Used for the seed
+    counts ``w`` of the fast path, and with :func:`means_from_counts` as the count formulation.
     """
     indices = np.asarray(indices)
     n_rows = indices.shape[0]
@@ -52,7 +60,9 @@ def counts_from_indices(indices: np.ndarray, n_units: int) -> np.ndarray:
     return counts.reshape(n_rows, n_units).astype(np.float64)
 
 
-def means_from_counts(d: np.ndarray, seed_counts: np.ndarray, task_counts: np.ndarray) -> np.ndarray:
+def means_from_counts(
+    d: np.ndarray, seed_counts: np.ndarray, task_counts: np.ndarray
+) -> np.ndarray:
     """Resample means ``(w_b @ D @ v_b) / (S * T)`` for every row ``b`` of the count matrices."""
     n_seeds, n_tasks = d.shape
     per_seed = task_counts @ np.ascontiguousarray(d.T)  # (B, S): sum_t v_bt * D[s, t]
@@ -70,26 +80,8 @@ def gather_resample_means(
     return d[seed_indices[:, :, None], task_indices[:, None, :]].mean(axis=(1, 2))
 
 
-def _chunked_counts_products(
-    rng: np.random.Generator, n_resamples: int, values: np.ndarray
-) -> np.ndarray:
-    """For each resample b of the ``n`` columns of ``values`` (k x n): ``values @ v_b``.
-
-    Draws the column indices row-chunk by row-chunk (same stream as one ``(B, n)`` draw),
-    counts them with one bincount per chunk and multiplies. Returns shape ``(B, k)``.
-    """
-    n_units = values.shape[1]
-    rows = max(1, _CHUNK_ELEMENTS // n_units)
-    offsets = np.arange(rows, dtype=np.int64)[:, None] * n_units
-    values_t = np.ascontiguousarray(values.T, dtype=np.float64)  # (n, k)
-    out = np.empty((n_resamples, values.shape[0]), dtype=np.float64)
-    for start in range(0, n_resamples, rows):
-        m = min(rows, n_resamples - start)
-        idx = rng.integers(0, n_units, size=(m, n_units))
-        idx += offsets[:m]
-        counts = np.bincount(idx.ravel(), minlength=m * n_units).reshape(m, n_units)
-        np.matmul(counts.astype(np.float64), values_t, out=out[start : start + m])
-    return out
+def _chunk_rows(n_units: int) -> int:
+    return max(1, _CHUNK_ELEMENTS // n_units)
 
 
 def resample_means_seed_task(
@@ -100,10 +92,20 @@ def resample_means_seed_task(
     Seeds and tasks are resampled independently with replacement (pigeonhole bootstrap).
     ``d`` must be a finite float array of shape ``(S, T)``; validation is the caller's job.
     """
+    d = np.ascontiguousarray(d, dtype=np.float64)
     n_seeds, n_tasks = d.shape
     seed_counts = counts_from_indices(draw_indices(rng, n_resamples, n_seeds), n_seeds)
-    per_seed = _chunked_counts_products(rng, n_resamples, d)  # (B, S)
-    return np.einsum("bs,bs->b", seed_counts, per_seed) / (n_seeds * n_tasks)
+    rows = _chunk_rows(n_tasks)
+    offsets = np.arange(rows, dtype=np.int64)[:, None] * n_tasks
+    out = np.empty(n_resamples, dtype=np.float64)
+    for start in range(0, n_resamples, rows):
+        m = min(rows, n_resamples - start)
+        weighted = seed_counts[start : start + m] @ d  # (m, T): row b is w_b @ D
+        idx = rng.integers(0, n_tasks, size=(m, n_tasks))
+        idx += offsets[:m]  # index into the flattened (m, T) block
+        out[start : start + m] = np.take(weighted, idx).sum(axis=1)
+    out /= n_seeds * n_tasks
+    return out
 
 
 def resample_means_1d(x: np.ndarray, *, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
@@ -111,5 +113,13 @@ def resample_means_1d(x: np.ndarray, *, n_resamples: int, rng: np.random.Generat
 
     The draws are ``rng.integers(0, n, (B, n))``, as for the gather ``x[idx].mean(axis=1)``.
     """
+    x = np.ascontiguousarray(x, dtype=np.float64)
     n_units = x.shape[0]
-    return _chunked_counts_products(rng, n_resamples, x[None, :])[:, 0] / n_units
+    rows = _chunk_rows(n_units)
+    out = np.empty(n_resamples, dtype=np.float64)
+    for start in range(0, n_resamples, rows):
+        m = min(rows, n_resamples - start)
+        idx = rng.integers(0, n_units, size=(m, n_units))
+        out[start : start + m] = np.take(x, idx).sum(axis=1)
+    out /= n_units
+    return out

@@ -63,7 +63,8 @@ class EvalSetScore:
     def task_scores(self) -> tuple[float | None, ...]:
         """Per-task mean over the n samples; ``None`` for a task with an unresolved slot."""
         return tuple(
-            lo if lo == hi else None for lo, hi in zip(self.task_lower, self.task_upper, strict=True)
+            lo if lo == hi else None
+            for lo, hi in zip(self.task_lower, self.task_upper, strict=True)
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -78,6 +79,8 @@ def _verdict(value: Any, where: str) -> int | None:
     if value is None or type(value).__name__ == "NAType":  # None, pandas.NA
         return None
     try:
+        if isinstance(value, str | bytes):
+            raise TypeError("text is not a verdict")
         x = float(value)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{where}: value {value!r} is not 0, 1 or null") from exc

@@ -33,8 +33,8 @@ def second_largest(values: list[int]) -> int | None:
 
 def rotate_left(values: list[int], k: int) -> list[int]:
     """Rotate values left by k places; k may be negative or exceed the length."""
-    if not values:
-        return []
+    if len(values) < 2:
+        return list(values)
     k = k % len(values)
     return values[k:] + values[:k]
 

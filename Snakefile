@@ -1,0 +1,21 @@
+# editcredit: the research workflow. `snakemake --cores N` builds everything `rule all` asks.
+from snakemake.utils import min_version, validate
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+validate(config, "config/schema.yaml", set_default=True)
+
+
+include: "rules/common.smk"
+include: "rules/data.smk"
+include: "rules/controls.smk"
+
+
+rule all:
+    input:
+        expand("results/controls/{suite}/summary.json", suite=config["suites"]),
+    default_target: True

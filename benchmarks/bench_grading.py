@@ -1,0 +1,61 @@
+"""Grading throughput through the docker backend: warm sandboxes vs a fresh container each.
+
+The anchor is a fresh container per grading, as SWE-bench's harness does. Both modes grade
+the same tasks (gold patches of the frozen minibugs suite) with the same number of parallel
+workers, in one run. Usage::
+
+    python benchmarks/bench_grading.py [--tasks 40] [--workers 2]
+
+Prints gradings per second for both and the ratio; writes benchmarks/out/grading.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from editcredit.config import load_config
+from editcredit.data.freeze import load_tasks
+from editcredit.grading.grader import grade_patch
+from editcredit.sandbox.pool import SandboxPool
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def throughput(mode: str, tasks, workers: int, sandbox_cfg: dict) -> dict:
+    cfg = {**sandbox_cfg, "docker_mode": mode}
+    with SandboxPool("docker", cfg, workers) as pool:
+        pool.map(lambda box, t: grade_patch(t, t.patch, box), tasks[:workers])  # warm-up
+        start = time.perf_counter()
+        reports = pool.map(lambda box, t: grade_patch(t, t.patch, box), tasks)
+        seconds = time.perf_counter() - start
+    resolved = sum(r.resolved == 1 for r in reports)
+    if resolved != len(tasks):
+        raise SystemExit(f"{mode}: only {resolved}/{len(tasks)} gold patches scored 1")
+    return {"gradings": len(tasks), "seconds": round(seconds, 3),
+            "per_second": round(len(tasks) / seconds, 3),
+            "seconds_per_grading": round(seconds / len(tasks), 4)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=40)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--suite", default="minibugs")
+    args = parser.parse_args()
+    config = load_config(ROOT / "config" / "config.yaml")
+    tasks = load_tasks(ROOT / "data" / "frozen" / args.suite / "tasks.parquet")[: args.tasks]
+    fresh = throughput("fresh", tasks, args.workers, config["sandbox"])
+    warm = throughput("warm", tasks, args.workers, config["sandbox"])
+    result = {"anchor_fresh_container": fresh, "warm_sandbox": warm,
+              "workers": args.workers, "ratio": round(warm["per_second"] / fresh["per_second"], 2)}
+    out = ROOT / "benchmarks" / "out" / "grading.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,27 @@
+# Wildcard constraints, input functions and config lookups shared by every rule file.
+from pathlib import Path
+
+
+wildcard_constraints:
+    suite="[a-z0-9_]+",
+
+
+POOL_FILES = sorted(
+    str(p) for p in Path("src/editcredit/data/minibugs/pool").glob("*.py")
+)
+
+
+def suite_cfg(wildcards):
+    return config["suites"][wildcards.suite]
+
+
+def suite_sources(wildcards):
+    """The files a suite is generated or imported from (their change re-freezes it)."""
+    cfg = config["suites"][wildcards.suite]
+    if cfg["generator"] == "minibugs":
+        return POOL_FILES
+    return [cfg["source"]]
+
+
+def mem_mb(rule_name, fallback=2000):
+    return config["resources"].get(rule_name, {}).get("mem_mb", fallback)

@@ -1,0 +1,1 @@
+"""minibugs: the embedded synthetic bug suite (seed pool + procedural mutations)."""

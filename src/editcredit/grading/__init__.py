@@ -1,0 +1,1 @@
+"""Grading judges: verdicts from observations (METHOD §6), the utility U, controls (§7)."""
