@@ -71,12 +71,18 @@ def warm(paths: list[Path]) -> None:
                 pass
 
 
-def time_sha256sum(paths: list[Path]) -> tuple[float, dict[str, str]]:
-    t0 = time.perf_counter()
+def _cpu(who: int) -> float:
+    use = resource.getrusage(who)
+    return use.ru_utime + use.ru_stime
+
+
+def time_sha256sum(paths: list[Path]) -> tuple[float, float, dict[str, str]]:
+    """Wall and CPU seconds of ``sha256sum`` over ``paths``, and its digests."""
+    cpu0, t0 = _cpu(resource.RUSAGE_CHILDREN), time.perf_counter()
     res = subprocess.run(["sha256sum", *map(str, paths)], check=True, capture_output=True)
-    seconds = time.perf_counter() - t0
+    seconds, cpu = time.perf_counter() - t0, _cpu(resource.RUSAGE_CHILDREN) - cpu0
     digests = dict(reversed(line.split(maxsplit=1)) for line in res.stdout.decode().splitlines())
-    return seconds, digests
+    return seconds, cpu, digests
 
 
 def time_hashlib(paths: list[Path]) -> float:
@@ -98,12 +104,13 @@ def child(ckpt: str, base: str) -> None:
     from editcredit.audit.param_audit import audit_checkpoint
 
     hwm0, rss0 = _vm_kib("VmHWM"), _vm_kib("VmRSS")
-    t0 = time.perf_counter()
+    cpu0, t0 = _cpu(resource.RUSAGE_SELF), time.perf_counter()
     rep = audit_checkpoint(ckpt, base)
-    seconds = time.perf_counter() - t0
+    seconds, cpu = time.perf_counter() - t0, _cpu(resource.RUSAGE_SELF) - cpu0
     hwm1 = _vm_kib("VmHWM")
     out = {
         "seconds": seconds,
+        "cpu_seconds": cpu,
         "bytes_read": rep.bytes_read,
         "rss_before_kib": rss0,
         "hwm_before_kib": hwm0,
@@ -143,10 +150,12 @@ def main() -> None:
     print(f"created {total / 1e9:.3f} GB in {time.perf_counter() - t0:.1f} s", flush=True)
     try:
         warm(files)
-        sha_s, audit_runs, hashlib_s = [], [], []
+        load_before = os.getloadavg()[0]
+        sha_s, sha_cpu, audit_runs, hashlib_s = [], [], [], []
         for _ in range(args.repeat):
-            seconds, digests = time_sha256sum(files)
+            seconds, cpu, digests = time_sha256sum(files)
             sha_s.append(seconds)
+            sha_cpu.append(cpu)
             audit_runs.append(run_child(ckpt, base))
             hashlib_s.append(time_hashlib(files))
         audit = sorted(audit_runs, key=lambda r: r["seconds"])[len(audit_runs) // 2]
@@ -158,8 +167,10 @@ def main() -> None:
             "bytes_both_files": total,
             "sha256sum_seconds": sha_med,
             "sha256sum_GBps": total / sha_med / 1e9,
+            "sha256sum_cpu_seconds": statistics.median(sha_cpu),
             "audit_seconds": audit_s,
             "audit_GBps": total / audit_s / 1e9,
+            "audit_cpu_seconds": audit["cpu_seconds"],
             "audit_to_sha256sum_ratio": sha_med / audit_s,
             "ratio_goal": 0.8,
             "python_hashlib_GBps": total / statistics.median(hashlib_s) / 1e9,
@@ -173,6 +184,7 @@ def main() -> None:
             "sha256sum_runs_seconds": sha_s,
             "audit_runs_seconds": [r["seconds"] for r in audit_runs],
             "cpu_count": os.cpu_count(),
+            "load_average_1min_before": load_before,
             "python": platform.python_version(),
             "numpy": np.__version__,
             "page_cache": "warm (files read once before timing; dropping caches not possible)",

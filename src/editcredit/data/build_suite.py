@@ -10,7 +10,7 @@ from editcredit.data.minibugs.generate import generate
 from editcredit.data.swebench_import import import_tasks
 from editcredit.sandbox.pool import SandboxPool
 
-GENERATOR_KEYS = ("generator", "seed", "mutants_per_function", "timeout_s",
+GENERATOR_KEYS = ("generator", "seed", "modules", "mutants_per_function", "timeout_s",
                   "validation_timeout_s", "splits")
 
 

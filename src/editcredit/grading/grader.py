@@ -46,11 +46,9 @@ def grade_patch(
     task: Task, patch: str, sandbox: Sandbox, f_weight: float = 0.25, g_weight: float = 0.25
 ) -> GradingReport:
     """Empty patch: valid 0 without running anything. Otherwise run and judge."""
-    digest = hashlib.sha256(patch.encode("utf-8")).hexdigest()
-    base = {"instance_id": task.instance_id, "patch_sha256": digest}
     if is_empty_patch(patch):
         return GradingReport(
-            **base,
+            **_identity(task, patch),
             outcome="verdict",
             verdict="empty_patch",
             resolved=0,
@@ -60,6 +58,20 @@ def grade_patch(
             G=0,
             U=0.0,
         )
+    return grade_tree(task, patch, sandbox, f_weight, g_weight)
+
+
+def _identity(task: Task, patch: str) -> dict[str, str]:
+    digest = hashlib.sha256(patch.encode("utf-8")).hexdigest()
+    return {"instance_id": task.instance_id, "patch_sha256": digest}
+
+
+def grade_tree(
+    task: Task, patch: str, sandbox: Sandbox, f_weight: float = 0.25, g_weight: float = 0.25
+) -> GradingReport:
+    """Run the tests on the task's tree with ``patch`` applied (an empty patch runs the base
+    tree: the empty control of METHOD §7) and judge the observations."""
+    base = _identity(task, patch)
     run = sandbox.grade(task, patch)
     if not run.patch_applied:
         return GradingReport(

@@ -150,6 +150,11 @@ def generate(
 ) -> tuple[list[Task], dict[str, int]]:
     """All validated tasks (sorted by id) and the rejection counts by reason."""
     pool = load_pool()
+    if cfg.get("modules"):
+        unknown = sorted(set(cfg["modules"]) - {m.name for m in pool})
+        if unknown:
+            raise ValueError(f"suites.minibugs.modules: unknown pool modules {unknown}")
+        pool = [m for m in pool if m.name in cfg["modules"]]
     vt = float(cfg["validation_timeout_s"])
     base_runs = grade_many([(probe_task(m, m.source, vt), "") for m in pool])
     base: dict[str, dict[str, str]] = {}

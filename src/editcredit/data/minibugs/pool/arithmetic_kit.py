@@ -46,7 +46,11 @@ def is_prime(n: int) -> bool:
 
 def sum_of_multiples(limit: int, a: int, b: int) -> int:
     """Sum the positive integers below limit that are divisible by a or by b."""
-    return sum(x for x in range(1, limit) if x % a == 0 or x % b == 0)
+    total = 0
+    for x in range(1, limit):
+        if x % a == 0 or x % b == 0:
+            total += x
+    return total
 
 
 def int_sqrt(n: int) -> int:

@@ -12,7 +12,9 @@ def popcount(n: int) -> int:
 
 def is_power_of_two(n: int) -> bool:
     """Tell whether n is a positive power of two."""
-    return n > 0 and n & (n - 1) == 0
+    if n <= 0:
+        return False
+    return n & (n - 1) == 0
 
 
 def write_bit(n: int, index: int, value: bool) -> int:
@@ -44,8 +46,11 @@ def reverse_bits(n: int, width: int) -> int:
 
 
 def gray_code(n: int) -> int:
-    """Return the reflected binary Gray code of n."""
-    return n ^ (n >> 1)
+    """Return the reflected binary Gray code of a non-negative integer."""
+    if n < 0:
+        raise ValueError("negative input")
+    shifted = n >> 1
+    return n ^ shifted
 
 
 def from_gray(g: int) -> int:

@@ -3,7 +3,11 @@
 
 def is_leap_year(year: int) -> bool:
     """Tell whether year is a Gregorian leap year."""
-    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    if year % 400 == 0:
+        return True
+    if year % 100 == 0:
+        return False
+    return year % 4 == 0
 
 
 def days_in_month(year: int, month: int) -> int:

@@ -3,7 +3,9 @@
 
 def overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
     """Tell whether two closed intervals share at least one point."""
-    return a[0] <= b[1] and b[0] <= a[1]
+    a_start, a_end = a
+    b_start, b_end = b
+    return a_start <= b_end and b_start <= a_end
 
 
 def span_length(interval: tuple[int, int]) -> int:

@@ -90,7 +90,10 @@ def count_inversions(values: list[int]) -> int:
 
 def differences(values: list[int]) -> list[int]:
     """Return the differences between consecutive values."""
-    return [values[i + 1] - values[i] for i in range(len(values) - 1)]
+    result = []
+    for i in range(1, len(values)):
+        result.append(values[i] - values[i - 1])
+    return result
 
 
 def longest_increasing_run(values: list[int]) -> int:

@@ -196,6 +196,12 @@ def test_gray_code_seven():
     assert gray_code(7) == 4
 
 
+def test_gray_code_negative():
+    from bitwise_kit import gray_code
+    with pytest.raises(ValueError):
+        gray_code(-1)
+
+
 def test_from_gray_zero():
     from bitwise_kit import from_gray
     assert from_gray(0) == 0

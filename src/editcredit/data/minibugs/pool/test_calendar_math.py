@@ -31,6 +31,11 @@ def test_is_leap_year_year_1600():
     assert is_leap_year(1600) == True
 
 
+def test_is_leap_year_odd_year():
+    from calendar_math import is_leap_year
+    assert is_leap_year(2001) == False
+
+
 def test_days_in_month_february_common():
     from calendar_math import days_in_month
     assert days_in_month(2023, 2) == 28

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Set-up and entry points for a fresh Debian machine (run as root, or with sudo available).
+#   ./dev.sh setup   install system packages, start docker, create .venv, build the sandbox image
+#   ./dev.sh run     setup, then the default pipeline (snakemake rule all)
+#   ./dev.sh test    setup, then the test suite
+set -euo pipefail
+cd "$(dirname "$0")"
+
+VENV=.venv
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+
+log() { printf '[dev.sh] %s\n' "$*" >&2; }
+
+need_apt() {
+  local missing=()
+  for pkg in "$@"; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
+  if [ ${#missing[@]} -gt 0 ]; then
+    log "installing ${missing[*]}"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+}
+
+start_docker() {
+  if docker info >/dev/null 2>&1; then return; fi
+  if ! command -v dockerd >/dev/null 2>&1; then need_apt docker.io; fi
+  log "starting dockerd"
+  $SUDO sh -c 'nohup dockerd >/var/log/editcredit-dockerd.log 2>&1 &'
+  for _ in $(seq 1 60); do
+    docker info >/dev/null 2>&1 && return
+    sleep 1
+  done
+  log "dockerd did not start; see /var/log/editcredit-dockerd.log"
+  exit 1
+}
+
+setup() {
+  need_apt git debootstrap docker.io
+  start_docker
+  if [ ! -x "$VENV/bin/python" ]; then
+    log "creating $VENV"
+    python3 -m venv "$VENV"
+  fi
+  "$VENV/bin/pip" install -q --upgrade pip >/dev/null 2>&1 || true
+  "$VENV/bin/pip" install -q -c requirements/constraints.txt -e '.[dev]' 2>&1 \
+    | grep -v '^WARNING: Location' || true
+  "$VENV/bin/python" -c 'import editcredit, snakemake' \
+    || { log "python dependencies failed to install"; exit 1; }
+  "$VENV/bin/editcredit" build-image
+}
+
+case "${1:-}" in
+  setup) setup ;;
+  run) setup; shift; exec "$VENV/bin/snakemake" --cores 2 "$@" ;;
+  test) setup; shift; exec "$VENV/bin/pytest" "$@" ;;
+  *) echo "usage: ./dev.sh setup|run|test [extra args]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,134 @@
+"""The ``editcredit`` command: grade one task, export a task, build the sandbox image.
+
+Every failure is one line on stderr, ``editcredit: error: ...``, and exit status 2; nothing is
+written unless the whole output is ready.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from editcredit.audit.provenance import atomic_write_text
+from editcredit.config import ConfigError, load_config
+from editcredit.data.freeze import FrozenSuiteError, load_tasks, task_from_record
+from editcredit.sandbox.base import SandboxError
+from editcredit.sandbox.factory import BACKENDS, make_sandbox
+from editcredit.sandbox.patches import PatchFormatError, split_patch
+from editcredit.sandbox.workspace import TaskTreeError
+
+DEFAULT_CONFIG = "config/config.yaml"
+
+
+class UsageError(ValueError):
+    """Bad command-line input."""
+
+
+def _read_task(path: str):
+    p = Path(path)
+    if not p.is_file():
+        raise UsageError(f"task file {path}: no such file")
+    try:
+        record = json.loads(p.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise UsageError(f"task file {path}: not valid JSON ({exc})") from None
+    if not isinstance(record, dict):
+        raise UsageError(f"task file {path}: expected a JSON object")
+    return task_from_record(record, f"task file {path}")
+
+
+def _read_patch(path: str) -> str:
+    p = Path(path)
+    if not p.is_file():
+        raise UsageError(f"patch file {path}: no such file")
+    text = p.read_text(encoding="utf-8", errors="replace")
+    if text.strip():
+        try:
+            split_patch(text)
+        except PatchFormatError as exc:
+            raise UsageError(f"patch file {path}: {exc}") from None
+    return text
+
+
+def cmd_grade(args: argparse.Namespace) -> int:
+    from editcredit.grading.grader import grade_tree
+
+    if args.backend not in BACKENDS:
+        raise UsageError(f"unknown backend {args.backend!r}; choose one of {', '.join(BACKENDS)}")
+    config = load_config(args.config)
+    task = _read_task(args.task)
+    if args.gold:
+        patch = task.patch
+    elif args.patch:
+        patch = _read_patch(args.patch)
+    else:
+        patch = ""  # the empty control: run the base tree's tests
+    grading = config.get("grading", {})
+    with make_sandbox(args.backend, config["sandbox"]) as sandbox:
+        report = grade_tree(task, patch, sandbox, grading.get("f_weight", 0.25),
+                            grading.get("g_weight", 0.25))
+    print(json.dumps(report.model_dump(mode="json"), indent=2, sort_keys=True))
+    return 0
+
+
+def cmd_export_task(args: argparse.Namespace) -> int:
+    path = Path(args.frozen_dir) / args.suite / "tasks.parquet"
+    tasks = {t.instance_id: t for t in load_tasks(path)}
+    if args.id not in tasks:
+        raise UsageError(f"suite {args.suite}: no task {args.id!r} in {path}")
+    text = json.dumps(tasks[args.id].model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+    if args.out:
+        atomic_write_text(args.out, text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def cmd_build_image(args: argparse.Namespace) -> int:
+    from editcredit.sandbox.image import ensure_image
+
+    cfg = load_config(args.config)["sandbox"]
+    how = ensure_image(cfg["image"], cfg["pull_ref"], cfg["debian_suite"], cfg["debian_mirror"])
+    print(f"sandbox image {cfg['image']}: {how}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="editcredit", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    grade = sub.add_parser("grade", help="grade a patch on one task and print the report")
+    grade.add_argument("--task", required=True, help="TASK.json (see export-task)")
+    which = grade.add_mutually_exclusive_group()
+    which.add_argument("--patch", help="a unified diff to grade")
+    which.add_argument("--gold", action="store_true", help="grade the task's gold patch")
+    grade.add_argument("--backend", default="docker", help="docker (default) or local")
+    grade.add_argument("--config", default=DEFAULT_CONFIG)
+    grade.set_defaults(func=cmd_grade)
+    export = sub.add_parser("export-task", help="write one frozen task as TASK.json")
+    export.add_argument("--suite", required=True)
+    export.add_argument("--id", required=True)
+    export.add_argument("--out", help="output file (default: stdout)")
+    export.add_argument("--frozen-dir", default="data/frozen")
+    export.set_defaults(func=cmd_export_task)
+    image = sub.add_parser("build-image", help="pull or build the sandbox base image")
+    image.add_argument("--config", default=DEFAULT_CONFIG)
+    image.set_defaults(func=cmd_build_image)
+    return parser
+
+
+ERRORS = (UsageError, ConfigError, FrozenSuiteError, SandboxError, TaskTreeError, OSError)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except ERRORS as exc:
+        print(f"editcredit: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

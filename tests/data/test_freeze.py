@@ -1,0 +1,75 @@
+"""Freezing: deterministic bytes, pinned manifest hash, row validation on reading."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from conftest import CONFIG, make_calc_task
+
+from editcredit.data.build_suite import build_suite
+from editcredit.data.freeze import FrozenSuiteError, freeze, load_tasks
+
+
+def test_roundtrip_and_identical_bytes(tmp_path):
+    tasks = [make_calc_task()]
+    d1 = freeze(tasks, tmp_path / "a", "toy", {"seed": 1}, None)
+    d2 = freeze(tasks, tmp_path / "b", "toy", {"seed": 1}, None)
+    assert d1 == d2
+    for name in ("tasks.parquet", "manifest.json"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+    assert load_tasks(tmp_path / "a" / "tasks.parquet") == tasks
+    manifest = json.loads((tmp_path / "a" / "manifest.json").read_text())
+    assert manifest["tasks"] == {"toy__calc__add": tasks[0].sha256()}
+    assert hashlib.sha256((tmp_path / "a" / "manifest.json").read_bytes()).hexdigest() == d1
+
+
+def test_pinned_hash_mismatch_names_both_and_leaves_nothing(tmp_path):
+    pinned = "0" * 64
+    with pytest.raises(FrozenSuiteError) as err:
+        freeze([make_calc_task()], tmp_path, "toy", {}, pinned)
+    assert pinned in str(err.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_changed_byte_in_frozen_file_is_caught(tmp_path):
+    freeze([make_calc_task()], tmp_path, "toy", {}, None)
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    manifest["tasks_parquet_sha256"] = "f" * 64
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(FrozenSuiteError, match="differs from"):
+        load_tasks(tmp_path / "tasks.parquet")
+
+
+def test_bad_row_is_named(tmp_path):
+    freeze([make_calc_task()], tmp_path, "toy", {}, None)
+    table = pq.read_table(tmp_path / "tasks.parquet")
+    rows = table.to_pylist()
+    rows[0]["FAIL_TO_PASS"] = ["no_double_colon"]
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), tmp_path / "bad.parquet")
+    with pytest.raises(FrozenSuiteError, match=r"bad.parquet: row 0 \(toy__calc__add\): field "
+                                               r"FAIL_TO_PASS"):
+        load_tasks(tmp_path / "bad.parquet", verify_manifest=False)
+
+
+def test_generation_is_byte_identical_across_runs(tmp_path, docker_ready):
+    cfg = {**CONFIG["suites"]["minibugs"], "modules": ["bitwise_kit"], "mutants_per_function": 1,
+           "manifest_sha256": ""}
+    digests = [build_suite("minibugs", cfg, CONFIG["sandbox"], tmp_path / str(i))
+               for i in range(2)]
+    assert digests[0] == digests[1]
+    assert (tmp_path / "0" / "tasks.parquet").read_bytes() == \
+        (tmp_path / "1" / "tasks.parquet").read_bytes()
+    tasks = load_tasks(tmp_path / "0" / "tasks.parquet")
+    assert len(tasks) >= 5
+    for task in tasks:
+        assert task.FAIL_TO_PASS and task.PASS_TO_PASS
+        assert task.split in ("train", "dev", "holdout")
+        assert "expected:" in task.problem_statement or "failure:" in task.problem_statement
+        # never the fix: the gold patch's added lines are not in the statement
+        added = [ln[1:].strip() for ln in task.patch.splitlines()
+                 if ln.startswith("+") and not ln.startswith("+++")]
+        assert not any(a and a in task.problem_statement for a in added if len(a) > 8)

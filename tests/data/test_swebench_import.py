@@ -1,0 +1,79 @@
+"""The SWE-bench-format importer validates every row and names the bad row and field."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from editcredit.data.freeze import FrozenSuiteError
+from editcredit.data.swebench_import import import_tasks
+
+TEST_PATCH = ("diff --git a/tests/test_x.py b/tests/test_x.py\n--- a/tests/test_x.py\n"
+              "+++ b/tests/test_x.py\n@@ -1 +1,2 @@\n def test_a(): pass\n+def test_b(): pass\n")
+
+
+def row(**over):
+    base = {
+        "instance_id": "org__repo-1",
+        "repo": "org/repo",
+        "base_commit": "abc123",
+        "problem_statement": "It breaks.",
+        "patch": "diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n",
+        "test_patch": TEST_PATCH,
+        "FAIL_TO_PASS": json.dumps(["tests/test_x.py::test_b"]),
+        "PASS_TO_PASS": json.dumps(["tests/test_x.py::test_a"]),
+        "version": "1.0",
+    }
+    return {**base, **over}
+
+
+def write_jsonl(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_jsonl_rows_become_tasks(tmp_path):
+    path = write_jsonl(tmp_path / "d.jsonl", [row(), row(instance_id="org__repo-2")])
+    tasks = import_tasks(path, "swe", image_template="sweb.eval.x86_64.{instance_id}")
+    assert [t.image for t in tasks] == ["sweb.eval.x86_64.org__repo-1",
+                                        "sweb.eval.x86_64.org__repo-2"]
+    assert tasks[0].FAIL_TO_PASS == ["tests/test_x.py::test_b"]
+    assert tasks[0].test_paths == ["tests/test_x.py"]
+    assert tasks[0].meta["version"] == "1.0"
+
+
+def test_parquet_rows_become_tasks(tmp_path):
+    path = tmp_path / "d.parquet"
+    pq.write_table(pa.Table.from_pylist([row(image="img:1")]), path)
+    assert import_tasks(path, "swe")[0].image == "img:1"
+
+
+@pytest.mark.parametrize(
+    "bad,field",
+    [
+        ({"FAIL_TO_PASS": "[\"no_colons\"]"}, "FAIL_TO_PASS"),
+        ({"FAIL_TO_PASS": "not json"}, "FAIL_TO_PASS"),
+        ({"problem_statement": ""}, "problem_statement"),
+        ({"patch": None}, "patch"),
+        ({"test_patch": "no diff here"}, "test_patch"),
+    ],
+)
+def test_bad_row_and_field_are_named(tmp_path, bad, field):
+    path = write_jsonl(tmp_path / "d.jsonl", [row(), row(instance_id="org__repo-2", **bad)])
+    with pytest.raises(FrozenSuiteError) as err:
+        import_tasks(path, "swe", image_template="img:{instance_id}")
+    assert "d.jsonl: row 1" in str(err.value)
+    assert f"field {field}" in str(err.value)
+
+
+def test_duplicate_ids_and_broken_lines(tmp_path):
+    path = write_jsonl(tmp_path / "d.jsonl", [row(), row()])
+    with pytest.raises(FrozenSuiteError, match="row 1: field instance_id: duplicate"):
+        import_tasks(path, "swe", image_template="img")
+    broken = tmp_path / "b.jsonl"
+    broken.write_text(json.dumps(row()) + "\n{oops\n")
+    with pytest.raises(FrozenSuiteError, match="b.jsonl: line 2: not JSON"):
+        import_tasks(broken, "swe", image_template="img")
