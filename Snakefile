@@ -16,6 +16,6 @@ include: "rules/controls.smk"
 
 
 rule all:
+    default_target: True
     input:
         expand("results/controls/{suite}/summary.json", suite=config["suites"]),
-    default_target: True

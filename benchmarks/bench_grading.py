@@ -34,9 +34,12 @@ def throughput(mode: str, tasks, workers: int, sandbox_cfg: dict) -> dict:
     resolved = sum(r.resolved == 1 for r in reports)
     if resolved != len(tasks):
         raise SystemExit(f"{mode}: only {resolved}/{len(tasks)} gold patches scored 1")
-    return {"gradings": len(tasks), "seconds": round(seconds, 3),
-            "per_second": round(len(tasks) / seconds, 3),
-            "seconds_per_grading": round(seconds / len(tasks), 4)}
+    return {
+        "gradings": len(tasks),
+        "seconds": round(seconds, 3),
+        "per_second": round(len(tasks) / seconds, 3),
+        "seconds_per_grading": round(seconds / len(tasks), 4),
+    }
 
 
 def main() -> None:
@@ -49,8 +52,12 @@ def main() -> None:
     tasks = load_tasks(ROOT / "data" / "frozen" / args.suite / "tasks.parquet")[: args.tasks]
     fresh = throughput("fresh", tasks, args.workers, config["sandbox"])
     warm = throughput("warm", tasks, args.workers, config["sandbox"])
-    result = {"anchor_fresh_container": fresh, "warm_sandbox": warm,
-              "workers": args.workers, "ratio": round(warm["per_second"] / fresh["per_second"], 2)}
+    result = {
+        "anchor_fresh_container": fresh,
+        "warm_sandbox": warm,
+        "workers": args.workers,
+        "ratio": round(warm["per_second"] / fresh["per_second"], 2),
+    }
     out = ROOT / "benchmarks" / "out" / "grading.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")

@@ -9,11 +9,13 @@ rule control:
         "logs/control/{suite}.log",
     benchmark:
         "results/benchmarks/control/{suite}.tsv"
-    params:
-        sandbox=config["sandbox"],
-        exclude_flagged=config["controls"]["exclude_flagged_from_training"],
+    conda:
+        "../envs/editcredit.yaml"
     resources:
         mem_mb=mem_mb("control"),
         gpu=0,
+    params:
+        sandbox=config["sandbox"],
+        exclude_flagged=config["controls"]["exclude_flagged_from_training"],
     script:
         "../scripts/control.py"

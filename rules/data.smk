@@ -8,11 +8,13 @@ rule freeze_suite:
         "logs/freeze_suite/{suite}.log",
     benchmark:
         "results/benchmarks/freeze_suite/{suite}.tsv"
-    params:
-        suite=suite_cfg,
-        sandbox=config["sandbox"],
+    conda:
+        "../envs/editcredit.yaml"
     resources:
         mem_mb=mem_mb("freeze_suite"),
         gpu=0,
+    params:
+        suite=suite_cfg,
+        sandbox=config["sandbox"],
     script:
         "../scripts/freeze_suite.py"

@@ -22,7 +22,7 @@ def mul(a, b):
     return a * b
 '''
 CALC_FIXED = CALC_BUG.replace("return a - b", "return a + b")
-CALC_TESTS = '''import pytest
+CALC_TESTS = """import pytest
 
 
 def test_add():
@@ -45,7 +45,7 @@ class TestMore:
     def test_mul(self):
         from calc import mul
         assert mul(-1, 4) == -4
-'''
+"""
 
 
 def make_calc_task(timeout_s: float = 10.0) -> Task:

@@ -16,8 +16,14 @@ def run_cli(*args: str, env_extra: dict | None = None) -> subprocess.CompletedPr
     import os
 
     env = {**os.environ, **(env_extra or {})}
-    return subprocess.run([sys.executable, "-m", "editcredit.cli", *args], cwd=REPO,
-                          capture_output=True, text=True, env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "editcredit.cli", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
 
 
 @pytest.fixture
@@ -65,18 +71,27 @@ def test_malformed_task_file(tmp_path):
 def test_patch_that_is_not_a_diff(task_file, tmp_path):
     prose = tmp_path / "prose.diff"
     prose.write_text("please fix add so that it adds\n")
-    one_error_line(run_cli("grade", "--task", str(task_file), "--patch", str(prose)),
-                   str(prose), "not a unified diff")
+    one_error_line(
+        run_cli("grade", "--task", str(task_file), "--patch", str(prose)),
+        str(prose),
+        "not a unified diff",
+    )
 
 
 def test_unknown_backend(task_file):
-    one_error_line(run_cli("grade", "--task", str(task_file), "--backend", "qemu"),
-                   "unknown backend 'qemu'")
+    one_error_line(
+        run_cli("grade", "--task", str(task_file), "--backend", "qemu"), "unknown backend 'qemu'"
+    )
 
 
 def test_no_docker_daemon(task_file):
-    proc = run_cli("grade", "--task", str(task_file), "--gold",
-                   env_extra={"DOCKER_HOST": "unix:///nonexistent/docker.sock"})
+    proc = run_cli(
+        "grade",
+        "--task",
+        str(task_file),
+        "--gold",
+        env_extra={"DOCKER_HOST": "unix:///nonexistent/docker.sock"},
+    )
     one_error_line(proc, "no docker daemon", "/nonexistent/docker.sock")
 
 
@@ -85,10 +100,35 @@ def test_export_task_unknown_id_writes_nothing(tmp_path, capsys):
 
     freeze([make_calc_task()], tmp_path / "toy", "toy", {}, None)
     out = tmp_path / "out.json"
-    code = main(["export-task", "--suite", "toy", "--id", "nope", "--out", str(out),
-                 "--frozen-dir", str(tmp_path)])
+    code = main(
+        [
+            "export-task",
+            "--suite",
+            "toy",
+            "--id",
+            "nope",
+            "--out",
+            str(out),
+            "--frozen-dir",
+            str(tmp_path),
+        ]
+    )
     assert code == 2 and not out.exists()
     assert "no task 'nope'" in capsys.readouterr().err
-    assert main(["export-task", "--suite", "toy", "--id", "toy__calc__add", "--out", str(out),
-                 "--frozen-dir", str(tmp_path)]) == 0
+    assert (
+        main(
+            [
+                "export-task",
+                "--suite",
+                "toy",
+                "--id",
+                "toy__calc__add",
+                "--out",
+                str(out),
+                "--frozen-dir",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
     assert json.loads(out.read_text())["instance_id"] == "toy__calc__add"

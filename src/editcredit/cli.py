@@ -67,8 +67,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
         patch = ""  # the empty control: run the base tree's tests
     grading = config.get("grading", {})
     with make_sandbox(args.backend, config["sandbox"]) as sandbox:
-        report = grade_tree(task, patch, sandbox, grading.get("f_weight", 0.25),
-                            grading.get("g_weight", 0.25))
+        report = grade_tree(
+            task, patch, sandbox, grading.get("f_weight", 0.25), grading.get("g_weight", 0.25)
+        )
     print(json.dumps(report.model_dump(mode="json"), indent=2, sort_keys=True))
     return 0
 

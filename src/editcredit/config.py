@@ -29,8 +29,9 @@ def _with_defaults(validator_class):
     return jsonschema.validators.extend(validator_class, {"properties": set_defaults})
 
 
-def validate_config(config: dict[str, Any], schema_path: Path = DEFAULT_SCHEMA,
-                    source: str = "config") -> dict[str, Any]:
+def validate_config(
+    config: dict[str, Any], schema_path: Path = DEFAULT_SCHEMA, source: str = "config"
+) -> dict[str, Any]:
     """Fill defaults in place and validate; raise ConfigError naming the offending field."""
     schema = yaml.safe_load(schema_path.read_text())
     validator = _with_defaults(jsonschema.Draft202012Validator)(schema)

@@ -17,8 +17,12 @@ def logged(log_path: str | Path) -> Iterator[None]:
     with open(path, "w", encoding="utf-8", buffering=1) as fh:
         old = sys.stdout, sys.stderr
         sys.stdout = sys.stderr = fh
-        logging.basicConfig(stream=fh, level=logging.INFO, force=True,
-                            format="%(asctime)s %(levelname)s %(message)s")
+        logging.basicConfig(
+            stream=fh,
+            level=logging.INFO,
+            force=True,
+            format="%(asctime)s %(levelname)s %(message)s",
+        )
         try:
             yield
         except BaseException:

@@ -50,19 +50,26 @@ def test_bad_row_is_named(tmp_path):
     rows = table.to_pylist()
     rows[0]["FAIL_TO_PASS"] = ["no_double_colon"]
     pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), tmp_path / "bad.parquet")
-    with pytest.raises(FrozenSuiteError, match=r"bad.parquet: row 0 \(toy__calc__add\): field "
-                                               r"FAIL_TO_PASS"):
+    with pytest.raises(
+        FrozenSuiteError,
+        match=r"bad.parquet: row 0 \(toy__calc__add\): field "
+        r"FAIL_TO_PASS",
+    ):
         load_tasks(tmp_path / "bad.parquet", verify_manifest=False)
 
 
 def test_generation_is_byte_identical_across_runs(tmp_path, docker_ready):
-    cfg = {**CONFIG["suites"]["minibugs"], "modules": ["bitwise_kit"], "mutants_per_function": 1,
-           "manifest_sha256": ""}
-    digests = [build_suite("minibugs", cfg, CONFIG["sandbox"], tmp_path / str(i))
-               for i in range(2)]
+    cfg = {
+        **CONFIG["suites"]["minibugs"],
+        "modules": ["bitwise_kit"],
+        "mutants_per_function": 1,
+        "manifest_sha256": "",
+    }
+    digests = [build_suite("minibugs", cfg, CONFIG["sandbox"], tmp_path / str(i)) for i in range(2)]
     assert digests[0] == digests[1]
-    assert (tmp_path / "0" / "tasks.parquet").read_bytes() == \
-        (tmp_path / "1" / "tasks.parquet").read_bytes()
+    assert (tmp_path / "0" / "tasks.parquet").read_bytes() == (
+        tmp_path / "1" / "tasks.parquet"
+    ).read_bytes()
     tasks = load_tasks(tmp_path / "0" / "tasks.parquet")
     assert len(tasks) >= 5
     for task in tasks:
@@ -70,6 +77,9 @@ def test_generation_is_byte_identical_across_runs(tmp_path, docker_ready):
         assert task.split in ("train", "dev", "holdout")
         assert "expected:" in task.problem_statement or "failure:" in task.problem_statement
         # never the fix: the gold patch's added lines are not in the statement
-        added = [ln[1:].strip() for ln in task.patch.splitlines()
-                 if ln.startswith("+") and not ln.startswith("+++")]
+        added = [
+            ln[1:].strip()
+            for ln in task.patch.splitlines()
+            if ln.startswith("+") and not ln.startswith("+++")
+        ]
         assert not any(a and a in task.problem_statement for a in added if len(a) > 8)

@@ -23,14 +23,15 @@ def test_split_is_a_pure_function_of_the_group_key():
     assert 0 <= unit_hash("x") < 1
 
 
-@pytest.mark.parametrize("bad", [{"train": 0.5, "dev": 0.1, "holdout": 0.3},
-                                 {"train": 1.0, "dev": 0.0}])
+@pytest.mark.parametrize(
+    "bad", [{"train": 0.5, "dev": 0.1, "holdout": 0.3}, {"train": 1.0, "dev": 0.0}]
+)
 def test_bad_fractions(bad):
     with pytest.raises(ValueError):
         assign_split("k", bad)
 
 
-SRC = '''
+SRC = """
 def test_plain():
     from m import f
     assert f(1, 2) == 3
@@ -40,13 +41,16 @@ class TestK:
     def test_plain(self):
         from m import f
         assert f(0, 0) == 0
-'''
+"""
 
 
 @pytest.mark.parametrize(
     "nodeid,expected",
-    [("t.py::test_plain", ("f(1, 2)", "3")), ("t.py::TestK::test_plain", ("f(0, 0)", "0")),
-     ("t.py::test_gone", None)],
+    [
+        ("t.py::test_plain", ("f(1, 2)", "3")),
+        ("t.py::TestK::test_plain", ("f(0, 0)", "0")),
+        ("t.py::test_gone", None),
+    ],
 )
 def test_call_and_expected(nodeid, expected):
     assert call_and_expected(SRC, nodeid) == expected
@@ -54,10 +58,15 @@ def test_call_and_expected(nodeid, expected):
 
 @pytest.mark.parametrize(
     "message,actual",
-    [("assert 5 == 3\n +  where 5 = f(1)", "5"), ("assert [1, 2] == [2, 1]", "[1, 2]"),
-     ("ZeroDivisionError: division by zero", "raises ZeroDivisionError: division by zero"),
-     ("Failed: DID NOT RAISE <class 'ValueError'>",
-      "no exception (DID NOT RAISE <class 'ValueError'>)")],
+    [
+        ("assert 5 == 3\n +  where 5 = f(1)", "5"),
+        ("assert [1, 2] == [2, 1]", "[1, 2]"),
+        ("ZeroDivisionError: division by zero", "raises ZeroDivisionError: division by zero"),
+        (
+            "Failed: DID NOT RAISE <class 'ValueError'>",
+            "no exception (DID NOT RAISE <class 'ValueError'>)",
+        ),
+    ],
 )
 def test_actual_from_message(message, actual):
     assert actual_from_message(message) == actual

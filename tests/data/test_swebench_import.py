@@ -11,8 +11,10 @@ import pytest
 from editcredit.data.freeze import FrozenSuiteError
 from editcredit.data.swebench_import import import_tasks
 
-TEST_PATCH = ("diff --git a/tests/test_x.py b/tests/test_x.py\n--- a/tests/test_x.py\n"
-              "+++ b/tests/test_x.py\n@@ -1 +1,2 @@\n def test_a(): pass\n+def test_b(): pass\n")
+TEST_PATCH = (
+    "diff --git a/tests/test_x.py b/tests/test_x.py\n--- a/tests/test_x.py\n"
+    "+++ b/tests/test_x.py\n@@ -1 +1,2 @@\n def test_a(): pass\n+def test_b(): pass\n"
+)
 
 
 def row(**over):
@@ -38,8 +40,10 @@ def write_jsonl(path, rows):
 def test_jsonl_rows_become_tasks(tmp_path):
     path = write_jsonl(tmp_path / "d.jsonl", [row(), row(instance_id="org__repo-2")])
     tasks = import_tasks(path, "swe", image_template="sweb.eval.x86_64.{instance_id}")
-    assert [t.image for t in tasks] == ["sweb.eval.x86_64.org__repo-1",
-                                        "sweb.eval.x86_64.org__repo-2"]
+    assert [t.image for t in tasks] == [
+        "sweb.eval.x86_64.org__repo-1",
+        "sweb.eval.x86_64.org__repo-2",
+    ]
     assert tasks[0].FAIL_TO_PASS == ["tests/test_x.py::test_b"]
     assert tasks[0].test_paths == ["tests/test_x.py"]
     assert tasks[0].meta["version"] == "1.0"
@@ -54,7 +58,7 @@ def test_parquet_rows_become_tasks(tmp_path):
 @pytest.mark.parametrize(
     "bad,field",
     [
-        ({"FAIL_TO_PASS": "[\"no_colons\"]"}, "FAIL_TO_PASS"),
+        ({"FAIL_TO_PASS": '["no_colons"]'}, "FAIL_TO_PASS"),
         ({"FAIL_TO_PASS": "not json"}, "FAIL_TO_PASS"),
         ({"problem_statement": ""}, "problem_statement"),
         ({"patch": None}, "patch"),

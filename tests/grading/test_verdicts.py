@@ -13,9 +13,15 @@ def item(nodeid: str, *phases: tuple) -> ItemObservation:
     recs = []
     for p in phases:
         when, outcome, *flags = p
-        recs.append(PhaseRecord(when=when, outcome=outcome, wasxfail="wasxfail" in flags,
-                                xfail_not_run="notrun" in flags,
-                                xpass_strict="xpass_strict" in flags))
+        recs.append(
+            PhaseRecord(
+                when=when,
+                outcome=outcome,
+                wasxfail="wasxfail" in flags,
+                xfail_not_run="notrun" in flags,
+                xpass_strict="xpass_strict" in flags,
+            )
+        )
     return ItemObservation(nodeid=nodeid, phases=recs)
 
 
@@ -59,22 +65,59 @@ F2P, P2P = ["t.py::f"], ["t.py::p"]
         # missing on an expected id, nothing failed: unresolved
         ([item("t.py::f", *PASSED)], "unresolved", None, "missing: t.py::p"),
         # XFAIL / XPASS / ERROR / SKIPPED without a FAILED witness: unresolved
-        ([item("t.py::f", (S, "passed"), (C, "skipped", "wasxfail"), (T, "passed")),
-          item("t.py::p", *PASSED)], "unresolved", None, "xfail: t.py::f"),
-        ([item("t.py::f", (S, "passed"), (C, "passed", "wasxfail"), (T, "passed")),
-          item("t.py::p", *PASSED)], "unresolved", None, "xpass: t.py::f"),
-        ([item("t.py::f", (S, "failed"), (T, "passed")), item("t.py::p", *PASSED)],
-         "unresolved", None, "error: t.py::f"),
-        ([item("t.py::f", *PASSED), item("t.py::p", (S, "passed"), (C, "passed"),
-                                         (T, "failed"))], "unresolved", None, "error: t.py::p"),
-        ([item("t.py::f", (S, "skipped"), (T, "passed")), item("t.py::p", *PASSED)],
-         "unresolved", None, "skipped: t.py::f"),
+        (
+            [
+                item("t.py::f", (S, "passed"), (C, "skipped", "wasxfail"), (T, "passed")),
+                item("t.py::p", *PASSED),
+            ],
+            "unresolved",
+            None,
+            "xfail: t.py::f",
+        ),
+        (
+            [
+                item("t.py::f", (S, "passed"), (C, "passed", "wasxfail"), (T, "passed")),
+                item("t.py::p", *PASSED),
+            ],
+            "unresolved",
+            None,
+            "xpass: t.py::f",
+        ),
+        (
+            [item("t.py::f", (S, "failed"), (T, "passed")), item("t.py::p", *PASSED)],
+            "unresolved",
+            None,
+            "error: t.py::f",
+        ),
+        (
+            [
+                item("t.py::f", *PASSED),
+                item("t.py::p", (S, "passed"), (C, "passed"), (T, "failed")),
+            ],
+            "unresolved",
+            None,
+            "error: t.py::p",
+        ),
+        (
+            [item("t.py::f", (S, "skipped"), (T, "passed")), item("t.py::p", *PASSED)],
+            "unresolved",
+            None,
+            "skipped: t.py::f",
+        ),
         # an independent FAILED witness beats gaps elsewhere
-        ([item("t.py::f", (S, "skipped"), (T, "passed")), item("t.py::p", *FAILED)],
-         "valid_0", 0, "failed: t.py::p"),
+        (
+            [item("t.py::f", (S, "skipped"), (T, "passed")), item("t.py::p", *FAILED)],
+            "valid_0",
+            0,
+            "failed: t.py::p",
+        ),
         # a process that ended mid-item: unresolved
-        ([item("t.py::f", (S, "passed")), item("t.py::p", *PASSED)], "unresolved", None,
-         "incomplete: t.py::f"),
+        (
+            [item("t.py::f", (S, "passed")), item("t.py::p", *PASSED)],
+            "unresolved",
+            None,
+            "incomplete: t.py::f",
+        ),
     ],
 )
 def test_judge_rows(items, kind, resolved, reason_part):
@@ -91,14 +134,20 @@ def test_alias_family_keeps_every_member_and_uses_the_worst():
 
 
 def test_duplicate_collection_of_one_id_uses_the_worst():
-    items = [item("t.py::f", *PASSED), item("t.py::f", (S, "skipped"), (T, "passed")),
-             item("t.py::p", *PASSED)]
+    items = [
+        item("t.py::f", *PASSED),
+        item("t.py::f", (S, "skipped"), (T, "passed")),
+        item("t.py::p", *PASSED),
+    ]
     assert judge(F2P, P2P, items).kind == "unresolved"
 
 
 def test_parametrized_expected_id_does_not_absorb_its_siblings():
-    items = [item("t.py::f[a b]", *PASSED), item("t.py::f[a bc]", *FAILED),
-             item("t.py::p", *PASSED)]
+    items = [
+        item("t.py::f[a b]", *PASSED),
+        item("t.py::f[a bc]", *FAILED),
+        item("t.py::p", *PASSED),
+    ]
     assert judge(["t.py::f[a b]"], P2P, items).kind == "valid_1"
 
 
@@ -118,7 +167,7 @@ def test_training_score(f_status, p_status, Y, F, G, U):
 
     f_ids = [f"t.py::f{i}" for i in range(len(f_status))]
     p_ids = [f"t.py::p{i}" for i in range(len(p_status))]
-    tests = {i: TestOutcome(i, s) for i, s in zip(f_ids + p_ids, f_status + p_status)}
+    tests = {i: TestOutcome(i, s) for i, s in zip(f_ids + p_ids, f_status + p_status, strict=True)}
     score = training_score(f_ids, p_ids, tests)
     assert (score.Y, score.F, score.G) == (Y, F, G)
     assert score.U == pytest.approx(U, abs=1e-12)

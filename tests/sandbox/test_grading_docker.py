@@ -12,7 +12,7 @@ from editcredit.sandbox.docker_backend import count_sandbox_containers
 from editcredit.sandbox.factory import make_sandbox
 from editcredit.sandbox.patches import diff_trees
 
-FORCE_PASS_CONFTEST = '''import pytest
+FORCE_PASS_CONFTEST = """import pytest
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -21,7 +21,7 @@ def pytest_runtest_makereport(item, call):
     report = outcome.get_result()
     report.outcome = "passed"
     report.longrepr = None
-'''
+"""
 
 
 def cheat_patches(task):
@@ -29,11 +29,13 @@ def cheat_patches(task):
     return {
         "conftest forcing pass": diff_trees({}, {"conftest.py": FORCE_PASS_CONFTEST}),
         "nested conftest": diff_trees({}, {"sub/conftest.py": FORCE_PASS_CONFTEST}),
-        "edited test file": diff_trees({"test_calc.py": task.files["test_calc.py"]},
-                                       {"test_calc.py": rewritten_tests}),
+        "edited test file": diff_trees(
+            {"test_calc.py": task.files["test_calc.py"]}, {"test_calc.py": rewritten_tests}
+        ),
         "pytest.ini deselect": diff_trees({}, {"pytest.ini": "[pytest]\naddopts = -k mul\n"}),
         "pyproject addopts": diff_trees(
-            {}, {"pyproject.toml": "[tool.pytest.ini_options]\naddopts = '-p no:python'\n"}),
+            {}, {"pyproject.toml": "[tool.pytest.ini_options]\naddopts = '-p no:python'\n"}
+        ),
         "sitecustomize": diff_trees({}, {"sitecustomize.py": "import os\nos._exit(0)\n"}),
     }
 
@@ -84,8 +86,10 @@ def test_patch_that_does_not_apply_is_zero(docker_sandbox, calc_task):
 
 
 def test_symlink_patch_does_not_apply(docker_sandbox, calc_task):
-    link = ("diff --git a/evil.py b/evil.py\nnew file mode 120000\n--- /dev/null\n"
-            "+++ b/evil.py\n@@ -0,0 +1 @@\n+/etc/passwd\n\\ No newline at end of file\n")
+    link = (
+        "diff --git a/evil.py b/evil.py\nnew file mode 120000\n--- /dev/null\n"
+        "+++ b/evil.py\n@@ -0,0 +1 @@\n+/etc/passwd\n\\ No newline at end of file\n"
+    )
     report = grade_patch(calc_task, link, docker_sandbox)
     assert report.verdict == "patch_does_not_apply"
     assert "symlink" in report.reason
@@ -93,8 +97,10 @@ def test_symlink_patch_does_not_apply(docker_sandbox, calc_task):
 
 def test_infinite_loop_is_an_infrastructure_failure_and_leaves_no_container(box):
     task = make_calc_task(timeout_s=3)
-    loop = diff_trees({"calc.py": CALC_BUG},
-                      {"calc.py": CALC_BUG.replace("return a - b", "while True:\n        pass")})
+    loop = diff_trees(
+        {"calc.py": CALC_BUG},
+        {"calc.py": CALC_BUG.replace("return a - b", "while True:\n        pass")},
+    )
     before = count_sandbox_containers()
     start = time.monotonic()
     report = grade_patch(task, loop, box)
@@ -115,8 +121,9 @@ def test_fork_bomb_and_network_are_contained(docker_sandbox, calc_task):
         "    import socket\n    socket.create_connection(('1.1.1.1', 53), timeout=1)\n"
         "    return a * b",
     )
-    report = grade_patch(calc_task, diff_trees({"calc.py": CALC_BUG}, {"calc.py": net}),
-                         docker_sandbox)
+    report = grade_patch(
+        calc_task, diff_trees({"calc.py": CALC_BUG}, {"calc.py": net}), docker_sandbox
+    )
     assert report.resolved == 0
     assert report.tests["test_calc.py::test_mul"]["status"] == "failed"
 

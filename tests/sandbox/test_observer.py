@@ -7,7 +7,7 @@ import pytest
 from editcredit.data.task import Task
 from editcredit.grading.verdicts import expected_statuses, judge
 
-EDGE_TESTS = '''import pytest
+EDGE_TESTS = """import pytest
 
 
 @pytest.fixture
@@ -74,7 +74,7 @@ class TestA:
 class TestB:
     def test_same(self):
         assert False
-'''
+"""
 
 EXPECTED = {
     "test_edges.py::test_ok": "passed",
@@ -117,11 +117,11 @@ def test_every_phase_outcome_is_observed(sandbox):
     report = sandbox.grade(edge_task(), "")
     assert report.run_status == "finished"
     assert report.observations.finished
-    statuses = {k: v.status for k, v in
-                expected_statuses(EXPECTED, report.observations.items).items()}
+    statuses = {
+        k: v.status for k, v in expected_statuses(EXPECTED, report.observations.items).items()
+    }
     assert statuses == EXPECTED
-    not_run = expected_statuses(["test_edges.py::test_xfail_not_run"],
-                                report.observations.items)
+    not_run = expected_statuses(["test_edges.py::test_xfail_not_run"], report.observations.items)
     assert not_run["test_edges.py::test_xfail_not_run"].xfail_not_run
 
 

@@ -64,16 +64,23 @@ def write_parquet(tasks: list[Task], path: Path) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     os.close(fd)
     try:
-        pq.write_table(table, tmp, compression="zstd", row_group_size=max(1, len(tasks)),
-                       write_statistics=False, store_schema=False)
+        pq.write_table(
+            table,
+            tmp,
+            compression="zstd",
+            row_group_size=max(1, len(tasks)),
+            write_statistics=False,
+            store_schema=False,
+        )
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
 
 
-def manifest_for(tasks: list[Task], parquet: Path, suite: str, generator: dict[str, Any]
-                 ) -> dict[str, Any]:
+def manifest_for(
+    tasks: list[Task], parquet: Path, suite: str, generator: dict[str, Any]
+) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
         "suite": suite,
@@ -89,8 +96,13 @@ def manifest_text(manifest: dict[str, Any]) -> str:
     return json.dumps(manifest, indent=2, sort_keys=True) + "\n"
 
 
-def freeze(tasks: list[Task], out_dir: Path, suite: str, generator: dict[str, Any],
-           expected_manifest_sha256: str | None) -> str:
+def freeze(
+    tasks: list[Task],
+    out_dir: Path,
+    suite: str,
+    generator: dict[str, Any],
+    expected_manifest_sha256: str | None,
+) -> str:
     """Write tasks.parquet and manifest.json; return the manifest's SHA256.
 
     With a pinned ``expected_manifest_sha256`` that differs, nothing is left behind and
@@ -146,14 +158,16 @@ def load_tasks(path: str | Path, verify_manifest: bool = True) -> list[Task]:
         if stored is not None and stored != task.sha256():
             raise FrozenSuiteError(f"{path}: row {i} ({task.instance_id}): task_sha256 mismatch")
         if manifest is not None and manifest["tasks"].get(task.instance_id) != task.sha256():
-            raise FrozenSuiteError(f"{path}: row {i} ({task.instance_id}): not in the manifest "
-                                   "with this hash")
+            raise FrozenSuiteError(
+                f"{path}: row {i} ({task.instance_id}): not in the manifest with this hash"
+            )
         tasks.append(task)
     return tasks
 
 
-def task_from_record(record: dict[str, Any], where: str,
-                     json_columns: tuple[str, ...] = ()) -> Task:
+def task_from_record(
+    record: dict[str, Any], where: str, json_columns: tuple[str, ...] = ()
+) -> Task:
     """Validate one record into a Task; the error names ``where``, the id and the field."""
     record = dict(record)
     for column in json_columns:

@@ -45,8 +45,9 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def _normalise(row: dict[str, Any], where: str, suite: str, image_template: str,
-               timeout_s: float) -> dict[str, Any]:
+def _normalise(
+    row: dict[str, Any], where: str, suite: str, image_template: str, timeout_s: float
+) -> dict[str, Any]:
     record = {k: v for k, v in row.items() if k in KNOWN}
     extra = {k: v for k, v in row.items() if k not in KNOWN}
     for name in LIST_FIELDS:
@@ -72,8 +73,9 @@ def _normalise(row: dict[str, Any], where: str, suite: str, image_template: str,
     return record
 
 
-def import_tasks(path: str | Path, suite: str, image_template: str = "",
-                 timeout_s: float = 1800.0) -> list[Task]:
+def import_tasks(
+    path: str | Path, suite: str, image_template: str = "", timeout_s: float = 1800.0
+) -> list[Task]:
     """Every row as a validated Task; the first bad row raises, naming row and field."""
     path = Path(path)
     tasks, seen = [], set()

@@ -22,7 +22,9 @@ class Task(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    instance_id: str = Field(min_length=1, description="Unique id, e.g. 'minibugs__textops-0007'.")
+    instance_id: str = Field(
+        min_length=1, description="Unique id, e.g. 'minibugs__textops__slugify__1a2b3c4d'."
+    )
     repo: str = Field(min_length=1, description="Source repository or synthetic module name.")
     base_commit: str = Field("", description="Commit of the base tree (empty for inline trees).")
     problem_statement: str = Field(min_length=1, description="What is wrong, never the fix.")

@@ -13,13 +13,18 @@ from editcredit.grading.controls import run_controls, summarize, training_pool
 from editcredit.sandbox.pool import SandboxPool
 
 
-def control_suite(tasks_path: str | Path, per_task_dir: str | Path, summary_path: str | Path,
-                  sandbox_cfg: dict[str, Any], exclude_flagged: bool,
-                  config: dict[str, Any]) -> dict[str, Any]:
+def control_suite(
+    tasks_path: str | Path,
+    per_task_dir: str | Path,
+    summary_path: str | Path,
+    sandbox_cfg: dict[str, Any],
+    exclude_flagged: bool,
+    config: dict[str, Any],
+) -> dict[str, Any]:
     tasks = load_tasks(tasks_path)
     suite = tasks[0].suite if tasks else Path(tasks_path).parent.name
     with SandboxPool(sandbox_cfg["backend"], sandbox_cfg, int(sandbox_cfg["workers"])) as pool:
-        controls = pool.map(run_controls, tasks, desc=f"controls {suite}")
+        controls = pool.map(lambda box, t: run_controls(t, box), tasks, desc=f"controls {suite}")
     per_task_dir = Path(per_task_dir)
     staging = per_task_dir.with_name(per_task_dir.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
@@ -27,11 +32,14 @@ def control_suite(tasks_path: str | Path, per_task_dir: str | Path, summary_path
     block = provenance([tasks_path], config)
     for control in controls:
         body = {**control, "provenance": block}
-        atomic_write_text(staging / f"{control['instance_id']}.json",
-                          json.dumps(body, indent=2, sort_keys=True) + "\n")
+        atomic_write_text(
+            staging / f"{control['instance_id']}.json",
+            json.dumps(body, indent=2, sort_keys=True) + "\n",
+        )
     summary = summarize(controls, suite)
-    summary["training_pool"] = training_pool([t.instance_id for t in tasks], summary,
-                                             exclude_flagged)
+    summary["training_pool"] = training_pool(
+        [t.instance_id for t in tasks], summary, exclude_flagged
+    )
     staging.rename(per_task_dir)
     write_result_json(summary_path, summary, [tasks_path], config)
     print(json.dumps({k: v for k, v in summary.items() if k != "training_pool"}, indent=1))

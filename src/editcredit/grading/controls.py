@@ -25,7 +25,10 @@ def deviation(kind: str, report: GradingReport) -> str | None:
 
 def run_controls(task: Task, sandbox: Sandbox) -> dict[str, Any]:
     """Grade the gold patch and the base tree (no patch, tests run); flag deviations."""
-    reports = {"gold": grade_tree(task, task.patch, sandbox), "empty": grade_tree(task, "", sandbox)}
+    reports = {
+        "gold": grade_tree(task, task.patch, sandbox),
+        "empty": grade_tree(task, "", sandbox),
+    }
     deviations = [d for kind, r in reports.items() if (d := deviation(kind, r))]
     return {
         "instance_id": task.instance_id,
@@ -54,8 +57,7 @@ def summarize(controls: list[dict[str, Any]], suite: str) -> dict[str, Any]:
     }
 
 
-def training_pool(task_ids: list[str], summary: dict[str, Any], exclude_flagged: bool
-                  ) -> list[str]:
+def training_pool(task_ids: list[str], summary: dict[str, Any], exclude_flagged: bool) -> list[str]:
     """Task ids eligible for training: flagged ones removed when the config says so."""
     flagged = set(summary["flagged_ids"]) if exclude_flagged else set()
     return [t for t in task_ids if t not in flagged]

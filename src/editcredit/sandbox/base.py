@@ -152,14 +152,14 @@ class Sandbox(ABC):
     def _job_root(self) -> Path:
         return self._scratch
 
-    def _prepare_permissions(self, job: Path) -> None:
+    def _prepare_permissions(self, job: Path) -> None:  # noqa: B027 - optional hook
         """Hook for backends whose test process runs as another user."""
 
     @abstractmethod
     def _run(self, request: RunRequest) -> RunResult:
         """Run the tests of a prepared workspace; never raise for a test-side failure."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional hook
         """Release every resource (containers, processes). Idempotent."""
 
     def __enter__(self) -> Sandbox:

@@ -11,6 +11,7 @@ Every container carries the label ``editcredit.sandbox`` and is removed on every
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -230,18 +231,14 @@ def _chmod(path: Path, mode: int) -> None:
 
 
 def _remove(container) -> None:
-    try:
+    with contextlib.suppress(Exception):
         container.remove(force=True)
-    except Exception:
-        pass
 
 
 def _cleanup(client, container_ids: list[str], spool: Path) -> None:
     for cid in container_ids:
-        try:
+        with contextlib.suppress(Exception):
             client.containers.get(cid).remove(force=True)
-        except Exception:
-            pass
     shutil.rmtree(spool, ignore_errors=True)
 
 

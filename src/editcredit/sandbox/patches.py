@@ -38,9 +38,7 @@ def split_patch(patch: str) -> list[FileSection]:
     lines = patch.splitlines(keepends=True)
     starts: list[int] = []
     for i, line in enumerate(lines):
-        if line.startswith("diff --git "):
-            starts.append(i)
-        elif (
+        if line.startswith("diff --git ") or (
             line.startswith("--- ")
             and i + 1 < len(lines)
             and lines[i + 1].startswith("+++ ")

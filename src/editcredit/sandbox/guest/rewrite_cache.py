@@ -41,8 +41,7 @@ def _rewritten_code(source: bytes, filename: str) -> types.CodeType:
 
 def _with_filename(code: types.CodeType, filename: str) -> types.CodeType:
     consts = tuple(
-        _with_filename(c, filename) if isinstance(c, types.CodeType) else c
-        for c in code.co_consts
+        _with_filename(c, filename) if isinstance(c, types.CodeType) else c for c in code.co_consts
     )
     return code.replace(co_filename=filename, co_consts=consts)
 

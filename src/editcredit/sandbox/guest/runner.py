@@ -15,6 +15,7 @@ optional ``rlimits`` (name -> soft/hard value) applied in the child.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -94,10 +95,8 @@ def run_request(req: dict, warm: bool = False) -> dict:
 
 
 def _kill_group(pid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _write_json(path: str, data: dict) -> None:

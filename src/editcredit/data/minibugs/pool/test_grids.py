@@ -333,7 +333,9 @@ def test_spiral_order_tall():
 
 def test_spiral_order_wide():
     from grids import spiral_order
-    assert spiral_order([[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]]) == [1, 2, 3, 4, 8, 12, 11, 10, 9, 5, 6, 7]
+    assert spiral_order([[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]]) == [
+        1, 2, 3, 4, 8, 12, 11, 10, 9, 5, 6, 7
+    ]
 
 
 @pytest.mark.parametrize(
