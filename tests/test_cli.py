@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import REPO, make_calc_task
+from taskfactory import REPO, make_calc_task
 
 from editcredit.cli import main
 

@@ -8,7 +8,7 @@ import json
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import CONFIG, make_calc_task
+from taskfactory import CONFIG, make_calc_task
 
 from editcredit.data.build_suite import build_suite
 from editcredit.data.freeze import FrozenSuiteError, freeze, load_tasks

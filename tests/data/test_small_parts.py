@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from conftest import make_calc_task
 from pydantic import ValidationError
+from taskfactory import make_calc_task
 
 from editcredit.data.problem import actual_from_message, call_and_expected
 from editcredit.data.splits import assign_split, unit_hash

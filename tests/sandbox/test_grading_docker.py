@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from conftest import CALC_BUG, CONFIG, make_calc_task
+from taskfactory import CALC_BUG, CONFIG, make_calc_task
 
 from editcredit.grading.grader import grade_patch, grade_tree
 from editcredit.sandbox.docker_backend import count_sandbox_containers

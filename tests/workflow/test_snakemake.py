@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from taskfactory import REPO
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 

@@ -50,6 +50,14 @@ class SandboxPool:
                 tqdm(results, total=len(items), desc=desc, disable=not desc, mininterval=2.0)
             )
 
+    def grade(self, task: Task, patch: str) -> SandboxReport:
+        """Borrow a free sandbox for one grading (the pool quacks like a Sandbox)."""
+        box = self._free.get()
+        try:
+            return box.grade(task, patch)
+        finally:
+            self._free.put(box)
+
     def grade_many(
         self, jobs: Sequence[tuple[Task, str]], desc: str = "grading"
     ) -> list[SandboxReport]:

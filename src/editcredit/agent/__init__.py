@@ -1,0 +1,1 @@
+"""Agent episodes: edit blocks, score-blind block selection and counterfactual trees (METHOD §2)."""

@@ -1,0 +1,139 @@
+"""Scripted expert episodes for supervised training of the base policy.
+
+Experts know the gold fix. Some go straight to it; others first make a wrong or neutral edit,
+run the tests, then repair it, so that trajectories hold several edit blocks of mixed value.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+from editcredit.agent.actions import Action, format_action
+from editcredit.data.task import Task
+
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+
+def apply_single_file_diff(text: str, diff: str) -> str:
+    """Apply a one-file unified diff (as written by diff_trees) to ``text`` in memory."""
+    old = text.split("\n")
+    out: list[str] = []
+    cursor = 0
+    lines = diff.split("\n")
+    i = 0
+    while i < len(lines):
+        m = _HUNK.match(lines[i])
+        i += 1
+        if not m:
+            continue
+        start = int(m.group(1)) - 1 if m.group(2) != "0" else int(m.group(1))
+        out.extend(old[cursor:start])
+        cursor = start
+        while i < len(lines) and lines[i][:1] in (" ", "-", "+", "\\"):
+            tag, body = lines[i][:1], lines[i][1:]
+            if tag == " ":
+                out.append(old[cursor])
+                cursor += 1
+            elif tag == "-":
+                if old[cursor] != body:
+                    raise ValueError(f"diff does not match line {cursor + 1}")
+                cursor += 1
+            elif tag == "+":
+                out.append(body)
+            i += 1
+    out.extend(old[cursor:])
+    return "\n".join(out)
+
+
+def fix_lines(task: Task) -> tuple[str, list[tuple[int, str]]] | None:
+    """(path, [(line, fixed text)]) when the gold fix replaces lines one for one."""
+    if task.files is None:
+        return None
+    path = task.patch.split("\n", 1)[0].split(" b/")[-1]
+    mutated = task.files[path]
+    original = apply_single_file_diff(mutated, task.patch)
+    a, b = mutated.split("\n"), original.split("\n")
+    if len(a) != len(b):
+        return None
+    pairs = [(n + 1, new) for n, (old, new) in enumerate(zip(a, b, strict=True)) if old != new]
+    return (path, pairs) if pairs else None
+
+
+def _function_lines(task: Task, path: str) -> list[int]:
+    """Body lines of the seed function (candidates for a detour edit)."""
+    import ast
+
+    function = task.meta.get("seed_function", ".").split(".", 1)[1]
+    for node in ast.parse(task.files[path]).body:
+        if isinstance(node, ast.FunctionDef) and node.name == function:
+            return list(range(node.body[0].lineno, node.end_lineno + 1))
+    return []
+
+
+_WRONG = [
+    ("+", "-"),
+    ("-", "+"),
+    ("<=", "<"),
+    ("<", "<="),
+    (">", ">="),
+    ("==", "!="),
+    (" and ", " or "),
+    ("1", "2"),
+    ("0", "1"),
+]
+
+
+def wrong_edit(line: str, rng: random.Random) -> str | None:
+    """A plausible but wrong change of one line (None if no rule applies)."""
+    options = [(a, b) for a, b in _WRONG if a in line.split("#")[0]]
+    if not options:
+        return None
+    a, b = rng.choice(options)
+    return line.replace(a, b, 1)
+
+
+def expert_actions(
+    task: Task, rng: random.Random, detour_prob: float, run_prob: float
+) -> list[str] | None:
+    """One expert episode as action texts, or None when the task has no line-level fix."""
+    fix = fix_lines(task)
+    if fix is None:
+        return None
+    path, pairs = fix
+    lines = task.files[path].split("\n")
+    actions: list[Action] = []
+    if rng.random() < detour_prob:
+        fix_set = {n for n, _ in pairs}
+        candidates = [n for n in _function_lines(task, path) if n not in fix_set]
+        rng.shuffle(candidates)
+        for n in candidates:
+            wrong = wrong_edit(lines[n - 1], rng)
+            if wrong is not None and wrong != lines[n - 1]:
+                actions += [
+                    Action("replace", path, n, wrong),
+                    Action("run"),
+                    Action("replace", path, n, lines[n - 1]),
+                ]
+                break
+    actions += [Action("replace", path, n, text) for n, text in pairs]
+    if rng.random() < run_prob:
+        actions.append(Action("run"))
+    actions.append(Action("submit"))
+    return [format_action(a) for a in actions]
+
+
+def run_expert_episode(env, task: Task, actions: list[str]) -> tuple[list[str], list[str]]:
+    """Play scripted actions through a real environment: (observations, actions) texts.
+
+    ``observations[k]`` precedes ``actions[k]``; the episode stops when the env says done.
+    """
+    observations = [env.reset(task)]
+    played = []
+    for action in actions:
+        observation, done = env.step(action)
+        played.append(action)
+        if done:
+            break
+        observations.append(observation)
+    return observations[: len(played)], played

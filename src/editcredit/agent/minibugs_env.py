@@ -1,0 +1,147 @@
+"""The minibugs environment: a file tree in memory, edited line by line, graded on demand."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+
+from editcredit.agent.actions import FormatError, parse_action
+from editcredit.agent.protocol import Environment, TurnRecord
+from editcredit.data.task import Task
+from editcredit.grading.grader import GradingReport, grade_tree
+from editcredit.sandbox.base import Sandbox
+from editcredit.sandbox.patches import diff_trees
+
+MAX_FAILURES_SHOWN = 3
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def numbered_function(source: str, function: str) -> str:
+    """The lines of one top-level function, each prefixed with its line number."""
+    lines = source.splitlines()
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef) and node.name == function:
+            first = node.lineno - len(node.decorator_list)
+            return "\n".join(f"{n}| {lines[n - 1]}" for n in range(first, node.end_lineno + 1))
+    raise KeyError(f"no function {function!r}")
+
+
+def summarize_report(report: GradingReport) -> str:
+    """A short observation of a test run: counts and the first failures (never the fix)."""
+    if report.outcome == "infrastructure_failure":
+        return "tests: the test run failed (infrastructure); try again or submit"
+    if report.verdict == "patch_does_not_apply":
+        return "tests: the tree could not be prepared"
+    statuses = {i: t["status"] for i, t in report.tests.items()}
+    bad = sorted(i for i, s in statuses.items() if s != "passed")
+    head = f"tests: {len(statuses) - len(bad)} passed, {len(bad)} failed"
+    if not bad:
+        return head
+    messages = _failure_messages(report)
+    shown = [
+        f"FAILED {i.split('::', 1)[1]}: {messages.get(i, statuses[i])}"
+        for i in bad[:MAX_FAILURES_SHOWN]
+    ]
+    return "\n".join([head, *shown])
+
+
+def _failure_messages(report: GradingReport) -> dict[str, str]:
+    out = {}
+    if report.sandbox is None:
+        return out
+    for item in report.sandbox.observations.items:
+        for phase in item.phases:
+            if phase.outcome == "failed" and phase.message:
+                out.setdefault(item.nodeid, phase.message.strip().splitlines()[0][:120])
+    return out
+
+
+class MinibugsEnv(Environment):
+    """Line-edit environment over a task's inline tree; tests run through the sandbox."""
+
+    def __init__(self, sandbox: Sandbox, max_turns: int = 6) -> None:
+        self.sandbox = sandbox
+        self.max_turns = max_turns
+        self._task: Task | None = None
+
+    def reset(self, task: Task) -> str:
+        if task.files is None:
+            raise ValueError(f"{task.instance_id}: MinibugsEnv needs an inline tree")
+        self._task = task
+        self.tree: dict[str, str] = dict(task.files)
+        self.store: dict[str, str] = {content_hash(t): t for t in self.tree.values()}
+        self._turns: list[TurnRecord] = []
+        self._end_reason = ""
+        self.test_runs = 0
+        return self.initial_observation(task)
+
+    def initial_observation(self, task: Task) -> str:
+        module, _, function = task.meta.get("seed_function", "").partition(".")
+        path = f"{module}.py"
+        if function and path in self.tree:
+            view = f"{path}:\n{numbered_function(self.tree[path], function)}"
+        else:
+            view = "\n".join(
+                f"{p}:\n{self.tree[p]}" for p in sorted(self.tree) if p not in task.test_paths
+            )
+        return f"{task.problem_statement.strip()}\n\n{view}"
+
+    @property
+    def turns(self) -> list[TurnRecord]:
+        return self._turns
+
+    @property
+    def end_reason(self) -> str:
+        return self._end_reason
+
+    def end(self, reason: str) -> None:
+        if not self._end_reason:
+            self._end_reason = reason
+
+    def step(self, action_text: str) -> tuple[str, bool]:
+        if self._task is None or self._end_reason:
+            raise RuntimeError("step() after the episode ended or before reset()")
+        record = TurnRecord(turn=len(self._turns), action_text=action_text, kind="format_error")
+        try:
+            action = parse_action(action_text)
+            record.kind = action.kind
+            if action.kind == "replace":
+                record.changes, observation = self._replace(action.path, action.line, action.text)
+            elif action.kind == "run":
+                self.test_runs += 1
+                observation = summarize_report(
+                    grade_tree(self._task, self.final_patch(), self.sandbox)
+                )
+            else:
+                observation = "submitted"
+                self.end("submit")
+        except FormatError as exc:
+            record.kind, record.error = "format_error", str(exc)
+            observation = f"format error: {exc}"
+        record.observation = observation
+        self._turns.append(record)
+        if not self._end_reason and len(self._turns) >= self.max_turns:
+            self.end("turn_budget")
+        return observation, bool(self._end_reason)
+
+    def _replace(self, path: str, line: int, text: str):
+        if path not in self.tree:
+            raise FormatError(f"no file {path!r}")
+        lines = self.tree[path].split("\n")
+        if line > len(lines) or (line == len(lines) and lines[-1] == ""):
+            raise FormatError(f"{path} has no line {line}")
+        before = self.tree[path]
+        lines[line - 1] = text
+        after = "\n".join(lines)
+        if after == before:
+            return {}, f"{path}:{line} unchanged"
+        self.tree[path] = after
+        self.store[content_hash(after)] = after
+        return {path: (content_hash(before), content_hash(after))}, f"{path}:{line} replaced"
+
+    def final_patch(self) -> str:
+        assert self._task is not None and self._task.files is not None
+        return diff_trees(self._task.files, self.tree)

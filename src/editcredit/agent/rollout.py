@@ -1,0 +1,104 @@
+"""Batched multi-turn rollouts: policy turns through the generation interface, env steps.
+
+Token ids are kept exactly as sampled; observations are encoded once. Every token carries its
+assistant-turn index (-1 for prompt/observation tokens), its log-prob (0.0 where not sampled)
+and a loss mask (1 for sampled assistant tokens).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from editcredit.agent.protocol import Environment
+from editcredit.data.task import Task
+from editcredit.policy.chat import ChatIds
+from editcredit.policy.generation import Generator
+
+
+@dataclass(frozen=True)
+class RolloutConfig:
+    """Budgets and sampling of one episode."""
+
+    max_turns: int = 6
+    max_new_tokens: int = 48
+    max_context_tokens: int = 1024
+    temperature: float = 1.0
+
+
+@dataclass
+class Episode:
+    """One rollout in progress and, once done, its token-level record."""
+
+    task: Task
+    rollout_key: str
+    env: Environment
+    token_ids: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    loss_mask: list[int] = field(default_factory=list)
+    turn_of_token: list[int] = field(default_factory=list)
+    done: bool = False
+
+    def extend(self, ids: list[int], logprobs: list[float] | None, turn: int) -> None:
+        self.token_ids += ids
+        self.logprobs += logprobs if logprobs is not None else [0.0] * len(ids)
+        self.loss_mask += [1 if logprobs is not None else 0] * len(ids)
+        self.turn_of_token += [turn] * len(ids)
+
+
+def turn_seed(seed: int, turn: int) -> int:
+    digest = hashlib.sha256(f"{seed}:{turn}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def run_episodes(
+    jobs: Sequence[tuple[Task, str]],
+    make_env: Callable[[], Environment],
+    generator: Generator,
+    chat: ChatIds,
+    cfg: RolloutConfig,
+    seed: int,
+    step_workers: int = 2,
+) -> list[Episode]:
+    """Run every (task, rollout_key) episode to its end, all turns batched across episodes."""
+    episodes = []
+    for task, key in jobs:
+        env = make_env()
+        episode = Episode(task, key, env)
+        episode.extend(chat.observation_ids(env.reset(task), first=True), None, -1)
+        episodes.append(episode)
+    for turn in range(cfg.max_turns):
+        active = [e for e in episodes if not e.done]
+        if not active:
+            break
+        outputs = generator.generate(
+            [e.token_ids for e in active],
+            cfg.max_new_tokens,
+            cfg.temperature,
+            turn_seed(seed, turn),
+        )
+        texts = []
+        for episode, out in zip(active, outputs, strict=True):
+            episode.extend(out.token_ids, out.logprobs, turn)
+            texts.append(chat.decode_action(out.token_ids) if out.finished else "<truncated>")
+        with ThreadPoolExecutor(step_workers) as ex:
+            steps = list(ex.map(lambda pair: pair[0].env.step(pair[1]), zip(active, texts, strict=True)))
+        for episode, (observation, done) in zip(active, steps, strict=True):
+            if not done:
+                obs_ids = chat.observation_ids(observation, first=False)
+                if (
+                    len(episode.token_ids) + len(obs_ids) + cfg.max_new_tokens
+                    > cfg.max_context_tokens
+                ):
+                    episode.env.end("context_budget")
+                    done = True
+                else:
+                    episode.extend(obs_ids, None, -1)
+            episode.done = done
+    for episode in episodes:
+        if not episode.done:
+            episode.env.end("turn_budget")
+            episode.done = True
+    return episodes

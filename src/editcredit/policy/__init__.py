@@ -1,0 +1,1 @@
+"""Policies: tokenizers, tiny HF causal LMs, and generation behind one interface."""

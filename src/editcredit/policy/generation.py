@@ -1,0 +1,109 @@
+"""The one generation interface: token ids in, token ids and log-probs out.
+
+``TransformersGenerator`` is the default backend (CPU or CUDA): batched, left-padded,
+KV-cached sampling with a seeded ``torch.Generator``. Log-probs are those of the sampling
+distribution (logits / temperature), recorded at sampling time for every generated token.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import torch
+
+
+@dataclass(frozen=True)
+class GenerationOutput:
+    """One completion: the sampled ids (ending with eos when ``finished``) and their log-probs."""
+
+    token_ids: list[int]
+    logprobs: list[float]
+    finished: bool
+
+
+class Generator(Protocol):
+    def generate(
+        self, prompts: list[list[int]], max_new_tokens: int, temperature: float, seed: int
+    ) -> list[GenerationOutput]: ...
+
+
+class TransformersGenerator:
+    """Sampling with a Hugging Face causal LM already on its device."""
+
+    def __init__(self, model: torch.nn.Module, eos_id: int, pad_id: int) -> None:
+        self.model = model
+        self.eos_id = eos_id
+        self.pad_id = pad_id
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    @torch.no_grad()
+    def generate(
+        self, prompts: list[list[int]], max_new_tokens: int, temperature: float, seed: int
+    ) -> list[GenerationOutput]:
+        if not prompts:
+            return []
+        if temperature <= 0:
+            raise ValueError("temperature must be > 0 (sampling with recorded log-probs)")
+        device = self.device
+        gen = torch.Generator(device=device)
+        gen.manual_seed(seed)
+        width = max(len(p) for p in prompts)
+        ids = torch.full((len(prompts), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(prompts), width), dtype=torch.long)
+        for row, prompt in enumerate(prompts):
+            ids[row, width - len(prompt) :] = torch.tensor(prompt, dtype=torch.long)
+            mask[row, width - len(prompt) :] = 1
+        ids, mask = ids.to(device), mask.to(device)
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        was_training = self.model.training
+        self.model.eval()
+        out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True)
+        past = out.past_key_values
+        logits = out.logits[:, -1, :]
+        next_pos = positions[:, -1] + 1
+        done = torch.zeros(len(prompts), dtype=torch.bool, device=device)
+        tokens: list[torch.Tensor] = []
+        logps: list[torch.Tensor] = []
+        for _ in range(max_new_tokens):
+            logp = torch.log_softmax(logits.float() / temperature, dim=-1)
+            sample = torch.multinomial(logp.exp(), 1, generator=gen).squeeze(-1)
+            sample = torch.where(done, torch.full_like(sample, self.pad_id), sample)
+            tokens.append(sample)
+            logps.append(logp.gather(-1, sample[:, None]).squeeze(-1))
+            done = done | (sample == self.eos_id)
+            if bool(done.all()):
+                break
+            mask = torch.cat([mask, (~done).long()[:, None] | 1], dim=-1)
+            out = self.model(
+                input_ids=sample[:, None],
+                attention_mask=mask,
+                position_ids=next_pos[:, None],
+                past_key_values=past,
+                use_cache=True,
+            )
+            past = out.past_key_values
+            logits = out.logits[:, -1, :]
+            next_pos = next_pos + 1
+        self.model.train(was_training)
+        return self._collect(tokens, logps)
+
+    def _collect(self, tokens, logps) -> list[GenerationOutput]:
+        if not tokens:
+            return []
+        tok = torch.stack(tokens, dim=1).cpu().tolist()
+        lp = torch.stack(logps, dim=1).float().cpu().tolist()
+        results = []
+        for row_ids, row_lp in zip(tok, lp, strict=True):
+            ids, lps, finished = [], [], False
+            for t, p in zip(row_ids, row_lp, strict=True):
+                ids.append(t)
+                lps.append(p)
+                if t == self.eos_id:
+                    finished = True
+                    break
+            results.append(GenerationOutput(ids, lps, finished))
+        return results

@@ -1,0 +1,41 @@
+"""Tiny causal LMs of a standard architecture (Qwen2), loaded and saved as HF directories."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from transformers import AutoModelForCausalLM, Qwen2Config
+
+
+def tiny_config(
+    vocab_size: int, cfg: dict[str, Any], pad_id: int, bos_id: int, eos_id: int
+) -> Qwen2Config:
+    """A Qwen2 config from the ``model`` section of the config (sizes are config values)."""
+    return Qwen2Config(
+        vocab_size=vocab_size,
+        hidden_size=int(cfg["hidden_size"]),
+        intermediate_size=int(cfg["intermediate_size"]),
+        num_hidden_layers=int(cfg["num_layers"]),
+        num_attention_heads=int(cfg["num_heads"]),
+        num_key_value_heads=int(cfg["num_kv_heads"]),
+        max_position_embeddings=int(cfg["max_positions"]),
+        tie_word_embeddings=True,
+        rope_theta=10000.0,
+        pad_token_id=pad_id,
+        bos_token_id=bos_id,
+        eos_token_id=eos_id,
+        use_cache=True,
+    )
+
+
+def new_model(config: Qwen2Config, seed: int) -> torch.nn.Module:
+    torch.manual_seed(seed)
+    return AutoModelForCausalLM.from_config(config, torch_dtype=torch.float32)
+
+
+def pick_device(gpus: int) -> torch.device:
+    """CUDA when the job was given a GPU and one is visible, else CPU."""
+    if gpus > 0 and torch.cuda.is_available():
+        return torch.device("cuda")
+    return torch.device("cpu")

@@ -1,0 +1,105 @@
+"""Supervised fine-tuning of a causal LM on chat sequences with loss masks (CPU or CUDA)."""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from dataclasses import dataclass
+
+import torch
+from tqdm import tqdm
+
+from editcredit.policy.chat import ChatIds
+
+
+@dataclass(frozen=True)
+class SFTConfig:
+    """Optimisation settings of the base-model training."""
+
+    lr: float = 3e-3
+    weight_decay: float = 0.01
+    batch_size: int = 16
+    max_steps: int = 2000
+    max_seconds: float = 240.0
+    warmup_steps: int = 50
+    seed: int = 0
+
+
+def chat_example(
+    chat: ChatIds, observations: list[str], actions: list[str]
+) -> tuple[list[int], list[int]]:
+    """Token ids and loss mask of one expert episode (loss on actions and their eos)."""
+    ids: list[int] = []
+    mask: list[int] = []
+    for k, (obs, act) in enumerate(zip(observations, actions, strict=True)):
+        prompt = chat.observation_ids(obs, first=k == 0)
+        body = [*chat.encode_text(act), chat.eos]
+        ids += prompt + body
+        mask += [0] * len(prompt) + [1] * len(body)
+    return ids, mask
+
+
+def _batch(examples, pad_id: int, device):
+    width = max(len(ids) for ids, _ in examples)
+    ids = torch.full((len(examples), width), pad_id, dtype=torch.long)
+    labels = torch.full((len(examples), width), -100, dtype=torch.long)
+    attn = torch.zeros((len(examples), width), dtype=torch.long)
+    for row, (seq, mask) in enumerate(examples):
+        n = len(seq)
+        ids[row, :n] = torch.tensor(seq)
+        attn[row, :n] = 1
+        labels[row, :n] = torch.tensor([t if m else -100 for t, m in zip(seq, mask, strict=True)])
+    return ids.to(device), attn.to(device), labels.to(device)
+
+
+def train_sft(
+    model: torch.nn.Module,
+    examples: list[tuple[list[int], list[int]]],
+    pad_id: int,
+    cfg: SFTConfig,
+    device: torch.device,
+) -> dict[str, float]:
+    """Train in place until max_steps or max_seconds; returns the final loss and counts."""
+    rng = random.Random(cfg.seed)
+    torch.manual_seed(cfg.seed)
+    model.to(device).train()
+    opt = torch.optim.AdamW(
+        model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, betas=(0.9, 0.98)
+    )
+
+    def lr_at(step: int) -> float:
+        if step < cfg.warmup_steps:
+            return (step + 1) / cfg.warmup_steps
+        frac = (step - cfg.warmup_steps) / max(1, cfg.max_steps - cfg.warmup_steps)
+        return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, frac)))
+
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_at)
+    order: list[int] = []
+    start = time.monotonic()
+    losses: list[float] = []
+    step = 0
+    bar = tqdm(total=cfg.max_steps, desc="sft", mininterval=5.0)
+    while step < cfg.max_steps and time.monotonic() - start < cfg.max_seconds:
+        if len(order) < cfg.batch_size:
+            fresh = list(range(len(examples)))
+            rng.shuffle(fresh)
+            order += fresh
+        picked = [examples[i] for i in order[: cfg.batch_size]]
+        del order[: cfg.batch_size]
+        ids, attn, labels = _batch(picked, pad_id, device)
+        loss = model(input_ids=ids, attention_mask=attn, labels=labels).loss
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        losses.append(float(loss))
+        step += 1
+        bar.update(1)
+        if step % 50 == 0:
+            bar.set_postfix(loss=sum(losses[-50:]) / 50)
+    bar.close()
+    model.eval()
+    tail = losses[-50:] or [float("nan")]
+    return {"steps": step, "seconds": time.monotonic() - start, "final_loss": sum(tail) / len(tail)}

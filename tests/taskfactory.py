@@ -1,0 +1,66 @@
+"""Shared test data: the repository paths, the default config, a crafted toy task."""
+
+from __future__ import annotations
+
+import os
+
+from editcredit.config import load_config
+from editcredit.data.task import Task
+from editcredit.sandbox.patches import diff_trees
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CONFIG = load_config(os.path.join(REPO, "config", "config.yaml"))
+
+CALC_BUG = '''def add(a, b):
+    """Sum."""
+    return a - b
+
+
+def mul(a, b):
+    return a * b
+'''
+CALC_FIXED = CALC_BUG.replace("return a - b", "return a + b")
+CALC_TESTS = """import pytest
+
+
+def test_add():
+    from calc import add
+    assert add(2, 3) == 5
+
+
+def test_mul():
+    from calc import mul
+    assert mul(2, 3) == 6
+
+
+@pytest.mark.parametrize("a,b", [(1, 2), (0, 0)], ids=["one two", "zero zero"])
+def test_mul_commutes(a, b):
+    from calc import mul
+    assert mul(a, b) == mul(b, a)
+
+
+class TestMore:
+    def test_mul(self):
+        from calc import mul
+        assert mul(-1, 4) == -4
+"""
+
+
+def make_calc_task(timeout_s: float = 10.0) -> Task:
+    return Task(
+        instance_id="toy__calc__add",
+        repo="toy/calc",
+        problem_statement="add(2, 3) returns -1, expected 5",
+        patch=diff_trees({"calc.py": CALC_BUG}, {"calc.py": CALC_FIXED}),
+        FAIL_TO_PASS=["test_calc.py::test_add"],
+        PASS_TO_PASS=[
+            "test_calc.py::test_mul",
+            "test_calc.py::test_mul_commutes[one two]",
+            "test_calc.py::test_mul_commutes[zero zero]",
+            "test_calc.py::TestMore::test_mul",
+        ],
+        test_paths=["test_calc.py"],
+        files={"calc.py": CALC_BUG, "test_calc.py": CALC_TESTS},
+        timeout_s=timeout_s,
+        suite="toy",
+    )
