@@ -12,7 +12,10 @@ POOL_FILES = sorted(
 
 
 def suite_cfg(wildcards):
-    return config["suites"][wildcards.suite]
+    """The suite's generator settings (the pinned hash is read by the script, untracked)."""
+    cfg = dict(config["suites"][wildcards.suite])
+    cfg.pop("manifest_sha256", None)
+    return cfg
 
 
 def suite_sources(wildcards):

@@ -11,4 +11,7 @@ with logged(snakemake.log[0]):  # noqa: F821 - injected by Snakemake
         sandbox_cfg=snakemake.params.sandbox,  # noqa: F821
         exclude_flagged=snakemake.params.exclude_flagged,  # noqa: F821
         config=snakemake.config,  # noqa: F821
+        pinned_sha256=snakemake.config["suites"][snakemake.wildcards.suite][  # noqa: F821
+            "manifest_sha256"
+        ],
     )

@@ -83,3 +83,10 @@ def test_generation_is_byte_identical_across_runs(tmp_path, docker_ready):
             if ln.startswith("+") and not ln.startswith("+++")
         ]
         assert not any(a and a in task.problem_statement for a in added if len(a) > 8)
+
+
+def test_pinned_manifest_is_checked_when_reading(tmp_path):
+    digest = freeze([make_calc_task()], tmp_path, "toy", {}, None)
+    assert load_tasks(tmp_path / "tasks.parquet", pinned_manifest_sha256=digest)
+    with pytest.raises(FrozenSuiteError, match="differs from the pinned " + "1" * 64):
+        load_tasks(tmp_path / "tasks.parquet", pinned_manifest_sha256="1" * 64)

@@ -84,7 +84,9 @@ def run_episodes(
             episode.extend(out.token_ids, out.logprobs, turn)
             texts.append(chat.decode_action(out.token_ids) if out.finished else "<truncated>")
         with ThreadPoolExecutor(step_workers) as ex:
-            steps = list(ex.map(lambda pair: pair[0].env.step(pair[1]), zip(active, texts, strict=True)))
+            steps = list(
+                ex.map(lambda pair: pair[0].env.step(pair[1]), zip(active, texts, strict=True))
+            )
         for episode, (observation, done) in zip(active, steps, strict=True):
             if not done:
                 obs_ids = chat.observation_ids(observation, first=False)

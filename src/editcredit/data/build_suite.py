@@ -22,7 +22,11 @@ GENERATOR_KEYS = (
 
 
 def build_suite(
-    suite: str, suite_cfg: dict[str, Any], sandbox_cfg: dict[str, Any], out_dir: str | Path
+    suite: str,
+    suite_cfg: dict[str, Any],
+    sandbox_cfg: dict[str, Any],
+    out_dir: str | Path,
+    pinned_sha256: str = "",
 ) -> str:
     """Write data/frozen/{suite}/tasks.parquet + manifest.json; return the manifest SHA256."""
     generator = {k: suite_cfg[k] for k in GENERATOR_KEYS if k in suite_cfg}
@@ -37,6 +41,6 @@ def build_suite(
             suite_cfg.get("image_template", ""),
             float(suite_cfg["timeout_s"]),
         )
-    digest = freeze(tasks, Path(out_dir), suite, generator, suite_cfg.get("manifest_sha256"))
+    digest = freeze(tasks, Path(out_dir), suite, generator, pinned_sha256)
     print(f"froze {len(tasks)} tasks of {suite}: manifest SHA256 {digest}")
     return digest

@@ -128,7 +128,9 @@ def freeze(
     return digest
 
 
-def load_tasks(path: str | Path, verify_manifest: bool = True) -> list[Task]:
+def load_tasks(
+    path: str | Path, verify_manifest: bool = True, pinned_manifest_sha256: str = ""
+) -> list[Task]:
     """Read a frozen tasks.parquet, validating every row (errors name the row and field).
 
     With ``verify_manifest`` and a manifest.json beside it, the file's SHA256 and each task's
@@ -143,6 +145,13 @@ def load_tasks(path: str | Path, verify_manifest: bool = True) -> list[Task]:
         raise FrozenSuiteError(f"{path}: not a readable Parquet file: {exc}") from exc
     manifest_path = path.parent / "manifest.json"
     manifest = None
+    if pinned_manifest_sha256:
+        actual_manifest = sha256_file(manifest_path) if manifest_path.exists() else "(missing)"
+        if actual_manifest != pinned_manifest_sha256:
+            raise FrozenSuiteError(
+                f"{manifest_path}: SHA256 {actual_manifest} differs from the pinned "
+                f"{pinned_manifest_sha256}"
+            )
     if verify_manifest and manifest_path.exists():
         manifest = json.loads(manifest_path.read_text())
         actual = sha256_file(path)

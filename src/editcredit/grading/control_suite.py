@@ -20,8 +20,9 @@ def control_suite(
     sandbox_cfg: dict[str, Any],
     exclude_flagged: bool,
     config: dict[str, Any],
+    pinned_sha256: str = "",
 ) -> dict[str, Any]:
-    tasks = load_tasks(tasks_path)
+    tasks = load_tasks(tasks_path, pinned_manifest_sha256=pinned_sha256)
     suite = tasks[0].suite if tasks else Path(tasks_path).parent.name
     with SandboxPool(sandbox_cfg["backend"], sandbox_cfg, int(sandbox_cfg["workers"])) as pool:
         controls = pool.map(lambda box, t: run_controls(t, box), tasks, desc=f"controls {suite}")

@@ -1,0 +1,95 @@
+"""Probe a policy: rollouts on train and holdout tasks, graded, with the figures that say
+whether it is worth training (METHOD §4 needs reward variance inside groups)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from editcredit.agent.minibugs_env import MinibugsEnv
+from editcredit.agent.reward import terminal_reward
+from editcredit.agent.rollout import Episode, RolloutConfig, run_episodes
+from editcredit.agent.trajectory import episode_blocks, trajectory_row
+from editcredit.data.task import Task
+from editcredit.grading.grader import grade_patch
+from editcredit.policy.chat import ChatIds
+from editcredit.policy.generation import Generator
+
+
+def rollout_and_grade(
+    tasks: list[Task],
+    samples: int,
+    key_prefix: str,
+    sandbox,
+    generator: Generator,
+    chat: ChatIds,
+    rollout: RolloutConfig,
+    seed: int,
+    reward_cfg: dict[str, float],
+    workers: int = 2,
+) -> list[dict[str, Any]]:
+    """``samples`` episodes per task, final patches graded; one trajectory row each."""
+    jobs = [(t, f"{key_prefix}:{t.instance_id}:{i}") for t in tasks for i in range(samples)]
+    episodes = run_episodes(
+        jobs,
+        lambda: MinibugsEnv(sandbox, rollout.max_turns),
+        generator,
+        chat,
+        rollout,
+        seed,
+        step_workers=workers,
+    )
+
+    def finish(episode: Episode) -> dict[str, Any]:
+        report = grade_patch(episode.task, episode.env.final_patch(), sandbox)
+        fmt = any(t.kind == "format_error" for t in episode.env.turns)
+        reward = terminal_reward(
+            report, fmt, reward_cfg["format_penalty"], reward_cfg["regression_penalty"]
+        )
+        return trajectory_row(episode, report, reward)
+
+    with ThreadPoolExecutor(workers) as ex:
+        return list(ex.map(finish, episodes))
+
+
+def probe_figures(
+    train_rows: list[dict[str, Any]], holdout_rows: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """Pass rates, mixed-reward groups, format errors, multi-block share."""
+    import json
+
+    def rate(rows, key):
+        vals = [r[key] for r in rows if not r["masked"]]
+        return sum(vals) / len(vals) if vals else None
+
+    groups: dict[str, list[float]] = defaultdict(list)
+    for r in train_rows:
+        if not r["masked"]:
+            groups[r["instance_id"]].append(r["reward"])
+    rows = train_rows + holdout_rows
+    multi = [len(json.loads(r["edit_blocks"])) >= 2 for r in rows]
+    return {
+        "train_pass_at_1": rate(train_rows, "Y"),
+        "holdout_pass_at_1": rate(holdout_rows, "Y"),
+        "train_groups": len(groups),
+        "train_groups_with_reward_variance": sum(len(set(v)) > 1 for v in groups.values()),
+        "share_groups_with_reward_variance": (
+            sum(len(set(v)) > 1 for v in groups.values()) / len(groups) if groups else None
+        ),
+        "format_error_rate": sum(r["format_error"] for r in rows) / len(rows),
+        "share_two_or_more_edit_blocks": sum(multi) / len(multi),
+        "masked": sum(r["masked"] for r in rows),
+        "trajectories": len(rows),
+        "end_reasons": dict(sorted(_count(r["end_reason"] for r in rows).items())),
+    }
+
+
+def _count(values) -> dict[str, int]:
+    out: dict[str, int] = defaultdict(int)
+    for v in values:
+        out[v] += 1
+    return dict(out)
+
+
+__all__ = ["episode_blocks", "probe_figures", "rollout_and_grade"]

@@ -1,0 +1,37 @@
+"""The terminal reward (METHOD §4), the same for every arm."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from editcredit.grading.grader import GradingReport
+
+
+@dataclass(frozen=True)
+class RewardComponents:
+    """Y, the format-error and PASS_TO_PASS-regression indicators, and the reward.
+
+    ``masked`` marks a rollout whose final grading failed for infrastructure reasons: it is
+    masked out of the loss, never scored 0 (METHOD §5); its reward is None.
+    """
+
+    Y: int | None
+    format_error: int
+    p2p_regression: int | None
+    reward: float | None
+    masked: bool
+
+
+def terminal_reward(
+    report: GradingReport,
+    format_error: bool,
+    format_penalty: float = -0.5,
+    regression_penalty: float = -0.25,
+) -> RewardComponents:
+    fmt = int(format_error)
+    if report.outcome == "infrastructure_failure":
+        return RewardComponents(None, fmt, None, None, True)
+    y = int(report.resolved == 1)
+    regression = int(report.G == 1) if report.G is not None else 0
+    reward = y + format_penalty * fmt + regression_penalty * regression
+    return RewardComponents(y, fmt, regression, reward, False)

@@ -1,0 +1,83 @@
+"""Trajectory records: one Parquet row per rollout with a declared schema."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from editcredit.agent.edit_blocks import (
+    TurnChanges,
+    edit_blocks,
+    is_default_test_path,
+    select_block,
+)
+from editcredit.agent.reward import RewardComponents
+from editcredit.agent.rollout import Episode
+from editcredit.grading.grader import GradingReport
+
+TRAJECTORY_SCHEMA = pa.schema(
+    [
+        ("rollout_key", pa.string()),
+        ("instance_id", pa.string()),
+        ("split", pa.string()),
+        ("token_ids", pa.list_(pa.int32())),
+        ("logprobs", pa.list_(pa.float32())),
+        ("loss_mask", pa.list_(pa.int8())),
+        ("turn_of_token", pa.list_(pa.int16())),
+        ("n_turns", pa.int16()),
+        ("end_reason", pa.string()),
+        ("turns", pa.string()),  # JSON: per assistant turn, action text, kind, file changes
+        ("edit_blocks", pa.string()),  # JSON: blocks with eligibility and reasons
+        ("selected_block", pa.int16()),  # -1 when no block is eligible
+        ("final_patch", pa.string()),
+        ("report", pa.string()),  # JSON: the grading report of the final patch
+        ("Y", pa.int8()),
+        ("format_error", pa.int8()),
+        ("p2p_regression", pa.int8()),
+        ("reward", pa.float64()),
+        ("masked", pa.bool_()),
+    ]
+)
+
+
+def episode_blocks(episode: Episode):
+    """Edit blocks of an episode and the score-blind selection (METHOD §2)."""
+    changes = [TurnChanges.from_mapping(t.turn, t.changes) for t in episode.env.turns if t.changes]
+    blocks = edit_blocks(changes, is_default_test_path)
+    return changes, blocks, select_block(blocks, episode.rollout_key)
+
+
+def trajectory_row(
+    episode: Episode, report: GradingReport, reward: RewardComponents
+) -> dict[str, Any]:
+    _, blocks, selected = episode_blocks(episode)
+    return {
+        "rollout_key": episode.rollout_key,
+        "instance_id": episode.task.instance_id,
+        "split": episode.task.split,
+        "token_ids": episode.token_ids,
+        "logprobs": episode.logprobs,
+        "loss_mask": episode.loss_mask,
+        "turn_of_token": episode.turn_of_token,
+        "n_turns": len(episode.env.turns),
+        "end_reason": episode.env.end_reason,
+        "turns": json.dumps([t.to_dict() for t in episode.env.turns], sort_keys=True),
+        "edit_blocks": json.dumps([b.to_dict() for b in blocks], sort_keys=True),
+        "selected_block": -1 if selected is None else selected.index,
+        "final_patch": episode.env.final_patch(),
+        "report": json.dumps(report.model_dump(mode="json"), sort_keys=True),
+        **{k: v for k, v in asdict(reward).items()},
+    }
+
+
+def write_trajectories(rows: list[dict[str, Any]], path: Path) -> None:
+    table = pa.Table.from_pylist(rows, schema=TRAJECTORY_SCHEMA)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    pq.write_table(table, tmp, compression="zstd")
+    tmp.replace(path)
