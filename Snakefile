@@ -13,9 +13,11 @@ validate(config, "config/schema.yaml", set_default=True)
 include: "rules/common.smk"
 include: "rules/data.smk"
 include: "rules/controls.smk"
+include: "rules/policy.smk"
 
 
 rule all:
     default_target: True
     input:
         expand("results/controls/{suite}/summary.json", suite=config["suites"]),
+        expand("results/base/{model}/probe.json", model=config["models"]),

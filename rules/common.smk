@@ -28,3 +28,34 @@ def suite_sources(wildcards):
 
 def mem_mb(rule_name, fallback=2000):
     return config["resources"].get(rule_name, {}).get("mem_mb", fallback)
+
+
+wildcard_constraints:
+    model="[A-Za-z0-9_.-]+",
+
+
+def model_cfg(wildcards):
+    return config["models"][wildcards.model]
+
+
+def model_gpus(wildcards):
+    return int(config["models"][wildcards.model].get("gpu", 0))
+
+
+def base_model_tasks(wildcards):
+    cfg = config["models"][wildcards.model]
+    if cfg["source"] != "train":
+        return []
+    return f"data/frozen/{cfg['suite']}/tasks.parquet"
+
+
+def base_model_controls(wildcards):
+    cfg = config["models"][wildcards.model]
+    if cfg["source"] != "train":
+        return []
+    return f"results/controls/{cfg['suite']}/summary.json"
+
+
+def probe_tasks(wildcards):
+    suite = config["models"][wildcards.model].get("suite", "minibugs")
+    return f"data/frozen/{suite}/tasks.parquet"

@@ -35,14 +35,12 @@ class FormatError(ValueError):
 
 def parse_action(text: str) -> Action:
     """Parse one assistant turn; raise FormatError with the reason."""
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines = lines[:-1]
-    if not lines:
+    if not text.strip():
         raise FormatError("empty action")
+    lines = text.split("\n")
     head = lines[0]
     if head in ("run", "submit"):
-        if len(lines) != 1:
+        if len(lines) > 2 or (len(lines) == 2 and lines[1] != ""):
             raise FormatError(f"'{head}' takes no further lines")
         return Action(kind=head)
     match = _REPLACE.fullmatch(head)

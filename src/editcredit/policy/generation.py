@@ -7,6 +7,7 @@ distribution (logits / temperature), recorded at sampling time for every generat
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -35,6 +36,18 @@ class TransformersGenerator:
         self.model = model
         self.eos_id = eos_id
         self.pad_id = pad_id
+        # transformers renamed past_key_values to cache (5.x); support both spellings
+        params = inspect.signature(model.forward).parameters
+        self._cache_arg = "cache" if "cache" in params else "past_key_values"
+
+    def _forward(self, cache, **kwargs):
+        if cache is not None:
+            kwargs[self._cache_arg] = cache
+        out = self.model(use_cache=True, **kwargs)
+        new_cache = getattr(out, "cache", None)
+        if new_cache is None:
+            new_cache = out.past_key_values
+        return out.logits[:, -1, :], new_cache
 
     @property
     def device(self) -> torch.device:

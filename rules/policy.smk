@@ -1,0 +1,48 @@
+rule base_model:
+    input:
+        tasks=base_model_tasks,
+        controls=base_model_controls,
+    output:
+        model=protected(directory("models/base/{model}")),
+    log:
+        "logs/base_model/{model}.log",
+    benchmark:
+        "results/benchmarks/base_model/{model}.tsv"
+    params:
+        model=model_cfg,
+        agent=config["agent"],
+        sandbox=config["sandbox"],
+    threads: 2
+    resources:
+        gpu=model_gpus,
+        mem_mb=mem_mb("base_model", 6000),
+    conda:
+        "../envs/editcredit.yaml"
+    script:
+        "../scripts/base_model.py"
+
+
+rule probe:
+    input:
+        model="models/base/{model}",
+        tasks=probe_tasks,
+    output:
+        probe="results/base/{model}/probe.json",
+        trajectories="results/base/{model}/probe_trajectories.parquet",
+    log:
+        "logs/probe/{model}.log",
+    benchmark:
+        "results/benchmarks/probe/{model}.tsv"
+    params:
+        probe=config["probe"],
+        agent=config["agent"],
+        reward=config["reward"],
+        sandbox=config["sandbox"],
+    threads: 2
+    resources:
+        gpu=model_gpus,
+        mem_mb=mem_mb("probe", 6000),
+    conda:
+        "../envs/editcredit.yaml"
+    script:
+        "../scripts/probe.py"

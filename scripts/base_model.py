@@ -1,0 +1,15 @@
+"""Rule base_model: train the tiny default from scripted experts, or import a local model."""
+
+from editcredit.policy.base_job import base_model_job
+from editcredit.workflow import logged
+
+with logged(snakemake.log[0]):  # noqa: F821 - injected by Snakemake
+    base_model_job(
+        model_cfg=snakemake.params.model,  # noqa: F821
+        agent_cfg=snakemake.params.agent,  # noqa: F821
+        sandbox_cfg=snakemake.params.sandbox,  # noqa: F821
+        tasks_path=snakemake.input.tasks or None,  # noqa: F821
+        controls_path=snakemake.input.controls or None,  # noqa: F821
+        out_dir=snakemake.output.model,  # noqa: F821
+        gpus=snakemake.resources.gpu,  # noqa: F821
+    )

@@ -1,0 +1,104 @@
+"""The probe job: load a base policy, roll it out on train and holdout tasks, write figures."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+from editcredit.agent.probe import probe_figures, rollout_and_grade
+from editcredit.agent.rollout import RolloutConfig
+from editcredit.agent.trajectory import write_trajectories
+from editcredit.audit.provenance import write_result_json
+from editcredit.data.freeze import load_tasks
+from editcredit.policy.chat import ChatIds
+from editcredit.policy.generation import TransformersGenerator
+from editcredit.policy.model import pick_device
+from editcredit.sandbox.pool import SandboxPool
+
+#: What a base policy worth training shows (issue: base policy probe).
+TARGETS = {
+    "train_pass_at_1": (0.25, 0.75),
+    "holdout_pass_at_1": (0.10, 1.0),
+    "share_groups_with_reward_variance": (0.5, 1.0),
+    "format_error_rate": (0.0, 0.10),
+    "share_two_or_more_edit_blocks": (1 / 3, 1.0),
+}
+
+
+def load_policy(model_dir: str, device: torch.device):
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=dtype).to(device).eval()
+    chat = ChatIds(tokenizer)
+    return TransformersGenerator(model, chat.eos, chat.pad), chat
+
+
+def probe_job(
+    model_dir: str,
+    tasks_path: str,
+    probe_cfg: dict[str, Any],
+    agent_cfg: dict[str, Any],
+    reward_cfg: dict[str, Any],
+    sandbox_cfg: dict[str, Any],
+    out_json: str,
+    out_trajectories: str,
+    gpus: int,
+    config: dict[str, Any],
+) -> dict[str, Any]:
+    device = pick_device(int(gpus))
+    torch.set_num_threads(2)
+    generator, chat = load_policy(model_dir, device)
+    tasks = load_tasks(tasks_path)
+    train = sorted((t for t in tasks if t.split == "train"), key=lambda t: t.instance_id)
+    train = train[: int(probe_cfg["train_tasks"])]
+    holdout = [t for t in tasks if t.split == "holdout"]
+    rollout = RolloutConfig(**agent_cfg)
+    seed = int(probe_cfg["seed"])
+    start = time.monotonic()
+    workers = int(sandbox_cfg["workers"])
+    with SandboxPool(sandbox_cfg["backend"], sandbox_cfg, workers) as pool:
+        train_rows = rollout_and_grade(
+            train,
+            int(probe_cfg["train_samples"]),
+            "probe-train",
+            pool,
+            generator,
+            chat,
+            rollout,
+            seed,
+            reward_cfg,
+            workers,
+        )
+        holdout_rows = rollout_and_grade(
+            holdout,
+            int(probe_cfg["holdout_samples"]),
+            "probe-holdout",
+            pool,
+            generator,
+            chat,
+            rollout,
+            seed + 1,
+            reward_cfg,
+            workers,
+        )
+    figures = probe_figures(train_rows, holdout_rows)
+    checks = {
+        k: (figures[k] is not None and lo <= figures[k] <= hi) for k, (lo, hi) in TARGETS.items()
+    }
+    result = {
+        "model": Path(model_dir).name,
+        "figures": figures,
+        "targets": {k: list(v) for k, v in TARGETS.items()},
+        "meets_targets": checks,
+        "seconds": round(time.monotonic() - start, 2),
+        "device": str(device),
+    }
+    write_trajectories(train_rows + holdout_rows, Path(out_trajectories))
+    write_result_json(out_json, result, [model_dir, tasks_path], config)
+    print(json.dumps(result, indent=1))
+    return result

@@ -1,0 +1,76 @@
+"""The minibugs environment over a real (local) sandbox: edits, test runs, budgets, patches."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from taskfactory import make_calc_task
+
+from editcredit.agent.experts import apply_single_file_diff, expert_actions, fix_lines
+from editcredit.agent.minibugs_env import MinibugsEnv, content_hash
+from editcredit.grading.grader import grade_patch
+
+
+@pytest.fixture
+def env(local_sandbox):
+    return MinibugsEnv(local_sandbox, max_turns=4)
+
+
+def test_fix_run_submit(env, local_sandbox):
+    task = make_calc_task()
+    first = env.reset(task)
+    assert "calc.py" in first
+    obs, done = env.step("replace calc.py:3\n    return a + b")
+    assert not done and "replaced" in obs
+    obs, done = env.step("run")
+    assert obs.startswith("tests: 5 passed, 0 failed")
+    obs, done = env.step("submit")
+    assert done and env.end_reason == "submit"
+    kinds = [t.kind for t in env.turns]
+    assert kinds == ["replace", "run", "submit"]
+    before = content_hash(task.files["calc.py"])
+    assert env.turns[0].changes["calc.py"][0] == before
+    assert grade_patch(task, env.final_patch(), local_sandbox).resolved == 1
+
+
+def test_garbled_action_is_a_recorded_format_error_not_a_crash(env):
+    env.reset(make_calc_task())
+    obs, done = env.step("\x00 replace ??? 12")
+    assert obs.startswith("format error:") and not done
+    assert env.turns[0].kind == "format_error" and env.turns[0].changes == {}
+    obs, _ = env.step("replace calc.py:999\nx")
+    assert "no line 999" in obs
+    assert env.final_patch() == ""
+
+
+def test_run_reports_failures_without_the_fix(env):
+    task = make_calc_task()
+    env.reset(task)
+    obs, _ = env.step("run")
+    assert "1 failed" in obs and "test_add" in obs
+    assert "a + b" not in obs
+
+
+def test_turn_budget_ends_the_episode(env):
+    env.reset(make_calc_task())
+    for _ in range(3):
+        assert not env.step("replace calc.py:1\ndef add(a, b):  # same")[1]
+    _, done = env.step("replace calc.py:1\ndef add(a, b):")
+    assert done and env.end_reason == "turn_budget"
+    with pytest.raises(RuntimeError):
+        env.step("run")
+
+
+def test_experts_fix_the_task(local_sandbox):
+    task = make_calc_task()
+    path, pairs = fix_lines(task)
+    assert path == "calc.py" and pairs == [(3, "    return a + b")]
+    assert apply_single_file_diff(task.files["calc.py"], task.patch).count("a + b") == 1
+    for seed in range(4):
+        env = MinibugsEnv(local_sandbox, max_turns=8)
+        env.reset(task)
+        for action in expert_actions(task, random.Random(seed), 1.0, 1.0):
+            env.step(action)
+        assert env.end_reason == "submit"
+        assert grade_patch(task, env.final_patch(), local_sandbox).resolved == 1

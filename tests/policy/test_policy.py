@@ -1,0 +1,81 @@
+"""Tokenizer, tiny model and the generation interface (CPU)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+from editcredit.policy.chat import ChatIds
+from editcredit.policy.generation import TransformersGenerator
+from editcredit.policy.model import new_model, tiny_config
+from editcredit.policy.tokenizer import train_tokenizer
+
+ARCH = {
+    "hidden_size": 32,
+    "intermediate_size": 64,
+    "num_layers": 2,
+    "num_heads": 2,
+    "num_kv_heads": 1,
+    "max_positions": 256,
+}
+TEXTS = [
+    "replace calc.py:3\n    return a + b",
+    "run",
+    "submit",
+    "tests: 4 passed, 1 failed\nFAILED test_calc.py::test_add: assert -1 == 5",
+] * 20
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    out = tmp_path_factory.mktemp("tiny")
+    tok = train_tokenizer(TEXTS, 300)
+    chat = ChatIds(tok)
+    model = new_model(tiny_config(len(tok), ARCH, chat.pad, chat.bos, chat.eos), seed=0)
+    model.save_pretrained(str(out))
+    tok.save_pretrained(str(out))
+    return out
+
+
+def test_hf_directory_loads_with_auto_classes(saved):
+    assert (saved / "model.safetensors").exists()
+    tok = AutoTokenizer.from_pretrained(str(saved))
+    model = AutoModelForCausalLM.from_pretrained(str(saved))
+    assert model.config.model_type == "qwen2"
+    chat = ChatIds(tok)
+    text = "replace calc.py:3\n    return a + b"
+    assert tok.decode(chat.encode_text(text)) == text
+
+
+def _generator(saved):
+    tok = AutoTokenizer.from_pretrained(str(saved))
+    model = AutoModelForCausalLM.from_pretrained(str(saved)).eval()
+    chat = ChatIds(tok)
+    return TransformersGenerator(model, chat.eos, chat.pad), chat, model
+
+
+def test_same_seed_same_tokens_and_logprobs_are_exact(saved):
+    gen, chat, model = _generator(saved)
+    prompts = [
+        chat.observation_ids("run the tests", True),
+        chat.observation_ids("tests: 4 passed, 1 failed and more words here", True),
+    ]
+    a = gen.generate(prompts, 12, 1.0, seed=7)
+    b = gen.generate(prompts, 12, 1.0, seed=7)
+    assert [o.token_ids for o in a] == [o.token_ids for o in b]
+    c = gen.generate(prompts, 12, 1.0, seed=8)
+    assert [o.token_ids for o in a] != [o.token_ids for o in c]
+    for prompt, out in zip(prompts, a, strict=True):
+        ids = torch.tensor([prompt + out.token_ids])
+        with torch.no_grad():
+            logits = model(input_ids=ids).logits[0].float()
+        logp = torch.log_softmax(logits, -1)
+        expected = [float(logp[len(prompt) - 1 + k, t]) for k, t in enumerate(out.token_ids)]
+        assert out.logprobs == pytest.approx(expected, abs=1e-4)
+
+
+def test_temperature_must_be_positive(saved):
+    gen, chat, _ = _generator(saved)
+    with pytest.raises(ValueError):
+        gen.generate([chat.observation_ids("x", True)], 4, 0.0, seed=1)
