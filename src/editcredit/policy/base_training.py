@@ -60,7 +60,8 @@ def train_base_model(
 ) -> dict[str, Any]:
     out_dir = Path(out_dir)
     start = time.monotonic()
-    corpus = expert_corpus(tasks, sandbox, cfg["experts"], int(agent_cfg["max_turns"]), workers)
+    experts = {**cfg["experts"], "seed": cfg["seed"]}
+    corpus = expert_corpus(tasks, sandbox, experts, int(agent_cfg["max_turns"]), workers)
     data_seconds = time.monotonic() - start
     tokenizer = train_tokenizer(
         (x for obs, act in corpus for x in obs + act), int(cfg["tokenizer_vocab"])

@@ -132,7 +132,11 @@ class Sandbox(ABC):
                 result.log_tail,
             )
         finally:
-            shutil.rmtree(job, ignore_errors=True)
+            self._discard(job)
+
+    def _discard(self, job: Path) -> None:
+        """Remove a finished job's directory (backends may defer it off the hot path)."""
+        shutil.rmtree(job, ignore_errors=True)
 
     def _report(self, task, start, applied, error, dropped, status, obs, code, log):
         return SandboxReport(

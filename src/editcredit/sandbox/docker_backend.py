@@ -19,6 +19,7 @@ import tempfile
 import time
 import uuid
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from editcredit.sandbox.base import (
@@ -36,6 +37,7 @@ SANDBOX_UID = 65534
 START_TIMEOUT_S = 60.0
 MARGIN_S = 15.0
 POLL_S = 0.002
+LIVENESS_S = 0.5
 
 
 def docker_client():
@@ -96,6 +98,7 @@ class DockerSandbox(Sandbox):
         _chmod(spool / "requests", 0o777)
         _chmod(spool / "control", 0o777)
         self._server = None
+        self._janitor = ThreadPoolExecutor(1, thread_name_prefix="sandbox-janitor")
         self._finalizer = weakref.finalize(self, _cleanup, self._client, [], spool)
         if mode == "warm":
             self._start_server()
@@ -149,6 +152,9 @@ class DockerSandbox(Sandbox):
         return container.status in ("created", "running")
 
     # -- runs -----------------------------------------------------------------------------
+    def _discard(self, job: Path) -> None:
+        self._janitor.submit(shutil.rmtree, job, True)
+
     def _prepare_permissions(self, job: Path) -> None:
         for dirpath, _dirs, files in os.walk(job / "tree"):
             _chmod(Path(dirpath), 0o755)
@@ -176,24 +182,28 @@ class DockerSandbox(Sandbox):
         return self._run_warm(request)
 
     def _run_warm(self, request: RunRequest) -> RunResult:
-        if self._server is None or not self._alive(self._server):
-            self._restart()
+        if self._server is None:
+            self._start_server()
         name = f"{time.monotonic_ns():020d}-{uuid.uuid4().hex}.json"
         tmp = self._spool / "requests" / (name + ".part")
         tmp.write_text(json.dumps(self._guest_request(request)))
         os.replace(tmp, self._spool / "requests" / name)
         done = request.out_dir / "done.json"
         deadline = time.monotonic() + request.timeout_s + MARGIN_S
-        next_check = time.monotonic() + 0.5
+        next_check = time.monotonic() + LIVENESS_S
         while not done.exists():
             now = time.monotonic()
             if now > deadline:
                 self._restart()
                 return RunResult("sandbox_died", None, "grading server did not answer in time")
             if now > next_check:
-                next_check = now + 0.5
+                next_check = now + LIVENESS_S
                 if not self._alive(self._server):
+                    picked_up = not (self._spool / "requests" / name).exists()
                     self._restart()
+                    if not picked_up:  # the request never ran: submit it to the new server
+                        (self._spool / "requests" / name).unlink(missing_ok=True)
+                        return self._run_warm(request)
                     return RunResult("sandbox_died", None, "sandbox container exited")
             time.sleep(POLL_S)
         return result_from_out_dir(request.out_dir)
@@ -220,6 +230,7 @@ class DockerSandbox(Sandbox):
         self._start_server()
 
     def close(self) -> None:
+        self._janitor.shutdown(wait=True)
         if self._server is not None:
             (self._spool / "control" / "stop").touch()
         self._server = None

@@ -16,6 +16,7 @@ optional ``rlimits`` (name -> soft/hard value) applied in the child.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import resource
@@ -69,6 +70,7 @@ def run_request(req: dict, warm: bool = False) -> dict:
     start = time.monotonic()
     if warm:
         rewrite_cache.prewarm(os.path.join(req["workspace"], t) for t in req["tests"])
+        gc.freeze()  # the child's collector skips inherited objects: fewer copy-on-write pages
     pid = os.fork()
     if pid == 0:
         try:
@@ -111,8 +113,56 @@ def _load(path: str) -> dict:
         return json.load(fh)
 
 
+WARMUP_TEST = """
+import pytest
+
+
+def test_pass():
+    assert [1, 2] == [1, 2]
+
+
+def test_fail():
+    assert {"a": 1} == {"a": 2}
+
+
+@pytest.mark.parametrize("x", [1, 2], ids=["one", "two"])
+def test_param(x, tmp_path, capsys, monkeypatch):
+    print(x)
+    assert x
+
+
+@pytest.mark.xfail(reason="warm-up")
+def test_xfail():
+    raise ValueError("expected")
+"""
+
+
+def warm_up() -> None:
+    """Run one throwaway session in this process, so the builtin plugins and the modules
+    pytest imports lazily are loaded once here and inherited by every forked grading."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="warmup-") as tmp:
+        path = os.path.join(tmp, "test_editcredit_warmup.py")
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(WARMUP_TEST)
+        saved = os.dup(1), os.dup(2)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        try:
+            pytest.main([path, *PYTEST_FLAGS, f"--rootdir={tmp}"])
+        finally:
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in (*saved, devnull):
+                os.close(fd)
+        sys.modules.pop("test_editcredit_warmup", None)
+
+
 def serve(spool: str) -> None:
     """Process requests in name order until SPOOL/control/stop exists."""
+    warm_up()
     requests = os.path.join(spool, "requests")
     control = os.path.join(spool, "control")
     _write_json(os.path.join(control, "ready.json"), {"pid": os.getpid()})
