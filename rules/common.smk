@@ -1,4 +1,5 @@
 # Wildcard constraints, input functions and config lookups shared by every rule file.
+import re
 from pathlib import Path
 
 
@@ -59,3 +60,9 @@ def base_model_controls(wildcards):
 def probe_tasks(wildcards):
     suite = config["models"][wildcards.model].get("suite", "minibugs")
     return f"data/frozen/{suite}/tasks.parquet"
+
+
+def models_from(source):
+    """A wildcard regex matching the configured models of one source (train or import)."""
+    names = [n for n, m in config["models"].items() if m["source"] == source]
+    return "|".join(re.escape(n) for n in names) or "(?!x)x"

@@ -1,4 +1,6 @@
 rule base_model:
+    wildcard_constraints:
+        model=models_from("train"),
     input:
         tasks=base_model_tasks,
         controls=base_model_controls,
@@ -20,6 +22,26 @@ rule base_model:
         "../envs/editcredit.yaml"
     script:
         "../scripts/base_model.py"
+
+
+rule import_model:
+    wildcard_constraints:
+        model=models_from("import"),
+    output:
+        model=protected(directory("models/base/{model}")),
+    log:
+        "logs/import_model/{model}.log",
+    benchmark:
+        "results/benchmarks/import_model/{model}.tsv"
+    params:
+        model=model_cfg,
+    resources:
+        gpu=0,
+        mem_mb=mem_mb("import_model", 2000),
+    conda:
+        "../envs/editcredit.yaml"
+    script:
+        "../scripts/import_model.py"
 
 
 rule probe:

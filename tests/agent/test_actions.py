@@ -13,8 +13,8 @@ from editcredit.agent.actions import Action, FormatError, format_action, parse_a
         ("run", Action("run")),
         ("submit", Action("submit")),
         ("run\n", Action("run")),
-        ("replace m.py:7\n    return a + b", Action("replace", "m.py", 7, "    return a + b")),
-        ("replace pkg/m.py:12\n", Action("replace", "pkg/m.py", 12, "")),
+        ("edit m.py:7\n-\n+", Action("edit", "m.py", 7, "-", "+")),
+        ("edit pkg/m.py:12\nnot (x)\n", Action("edit", "pkg/m.py", 12, "not (x)", "")),
     ],
 )
 def test_valid_actions(text, action):
@@ -28,10 +28,12 @@ def test_valid_actions(text, action):
         ("Run", "unknown action"),
         ("run tests", "unknown action"),
         ("submit\nnow", "takes no further lines"),
-        ("replace m.py:0\nx", "unknown action"),
-        ("replace m.py 7\nx", "unknown action"),
-        ("replace m.py:7", "exactly one line"),
-        ("replace m.py:7\na\nb", "exactly one line"),
+        ("edit m.txt:3\na\nb", "unknown action"),
+        ("edit m.py 7\na\nb", "unknown action"),
+        ("edit m.py:0\na\nb", "unknown action"),
+        ("edit m.py:7\na", "exactly two lines"),
+        ("edit m.py:7\na\nb\nc", "exactly two lines"),
+        ("edit m.py:7\n\nb", "non-empty old fragment"),
         ("\x00garbled\x1b[", "unknown action"),
     ],
 )
@@ -41,7 +43,30 @@ def test_format_errors(text, reason):
 
 
 @pytest.mark.parametrize(
-    "action", [Action("run"), Action("submit"), Action("replace", "a.py", 3, "  x = 1")]
+    "action", [Action("run"), Action("submit"), Action("edit", "a.py", 3, "1", "2")]
 )
 def test_format_then_parse_roundtrips(action):
     assert parse_action(format_action(action)) == action
+
+
+@pytest.mark.parametrize(
+    "old_line,new_line,fragments",
+    [
+        (
+            "    if not (value > high):",
+            "    if value > high:",
+            ("not (value > high)", "value > high"),
+        ),
+        ("    pass", "    total = 0", ("pass", "total = 0")),
+        ("x = a + b", "x = a - b", ("+", "-")),
+        ("    return n - 10", "    return n - 1", ("10", "1")),
+        ("a < b and c < d", "a < b and c <= d", ("<", "<=")),
+    ],
+)
+def test_minimal_fragment_reproduces_the_line(old_line, new_line, fragments):
+    from editcredit.agent.actions import minimal_fragment
+
+    old, new = minimal_fragment(old_line, new_line)
+    assert old_line.replace(old, new, 1) == new_line
+    if fragments[0] != "<":
+        assert (old, new) == fragments

@@ -21,14 +21,14 @@ def test_fix_run_submit(env, local_sandbox):
     task = make_calc_task()
     first = env.reset(task)
     assert "calc.py" in first
-    obs, done = env.step("replace calc.py:3\n    return a + b")
-    assert not done and "replaced" in obs
+    obs, done = env.step("edit calc.py:3\n-\n+")
+    assert not done and "edited" in obs
     obs, done = env.step("run")
     assert obs.startswith("tests: 5 passed, 0 failed")
     obs, done = env.step("submit")
     assert done and env.end_reason == "submit"
     kinds = [t.kind for t in env.turns]
-    assert kinds == ["replace", "run", "submit"]
+    assert kinds == ["edit", "run", "submit"]
     before = content_hash(task.files["calc.py"])
     assert env.turns[0].changes["calc.py"][0] == before
     assert grade_patch(task, env.final_patch(), local_sandbox).resolved == 1
@@ -36,10 +36,12 @@ def test_fix_run_submit(env, local_sandbox):
 
 def test_garbled_action_is_a_recorded_format_error_not_a_crash(env):
     env.reset(make_calc_task())
-    obs, done = env.step("\x00 replace ??? 12")
+    obs, done = env.step("\x00 edit ??? 12")
     assert obs.startswith("format error:") and not done
     assert env.turns[0].kind == "format_error" and env.turns[0].changes == {}
-    obs, _ = env.step("replace calc.py:999\nx")
+    obs, _ = env.step("edit calc.py:3\n*\n/")
+    assert "does not contain" in obs and env.turns[1].changes == {}
+    obs, _ = env.step("edit calc.py:999\n-\n+")
     assert "no line 999" in obs
     assert env.final_patch() == ""
 
@@ -55,8 +57,8 @@ def test_run_reports_failures_without_the_fix(env):
 def test_turn_budget_ends_the_episode(env):
     env.reset(make_calc_task())
     for _ in range(3):
-        assert not env.step("replace calc.py:1\ndef add(a, b):  # same")[1]
-    _, done = env.step("replace calc.py:1\ndef add(a, b):")
+        assert not env.step("run")[1]
+    _, done = env.step("edit calc.py:1\nadd\nadd")
     assert done and env.end_reason == "turn_budget"
     with pytest.raises(RuntimeError):
         env.step("run")

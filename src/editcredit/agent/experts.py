@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 import re
 
-from editcredit.agent.actions import Action, format_action
+from editcredit.agent.actions import Action, format_action, minimal_fragment
 from editcredit.data.task import Task
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
@@ -93,6 +93,11 @@ def wrong_edit(line: str, rng: random.Random) -> str | None:
     return line.replace(a, b, 1)
 
 
+def _edit(path: str, n: int, old_line: str, new_line: str) -> Action:
+    old, new = minimal_fragment(old_line, new_line)
+    return Action("edit", path, n, old, new)
+
+
 def expert_actions(
     task: Task, rng: random.Random, detour_prob: float, run_prob: float
 ) -> list[str] | None:
@@ -108,15 +113,13 @@ def expert_actions(
         candidates = [n for n in _function_lines(task, path) if n not in fix_set]
         rng.shuffle(candidates)
         for n in candidates:
-            wrong = wrong_edit(lines[n - 1], rng)
-            if wrong is not None and wrong != lines[n - 1]:
-                actions += [
-                    Action("replace", path, n, wrong),
-                    Action("run"),
-                    Action("replace", path, n, lines[n - 1]),
-                ]
-                break
-    actions += [Action("replace", path, n, text) for n, text in pairs]
+            old = lines[n - 1]
+            wrong = wrong_edit(old, rng)
+            if wrong is None or wrong == old:
+                continue
+            actions += [_edit(path, n, old, wrong), Action("run"), _edit(path, n, wrong, old)]
+            break
+    actions += [_edit(path, n, lines[n - 1], text) for n, text in pairs]
     if rng.random() < run_prob:
         actions.append(Action("run"))
     actions.append(Action("submit"))

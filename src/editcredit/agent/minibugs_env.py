@@ -12,7 +12,7 @@ from editcredit.grading.grader import GradingReport, grade_tree
 from editcredit.sandbox.base import Sandbox
 from editcredit.sandbox.patches import diff_trees
 
-MAX_FAILURES_SHOWN = 3
+MAX_FAILURES_SHOWN = 2
 
 
 def content_hash(text: str) -> str:
@@ -55,7 +55,7 @@ def _failure_messages(report: GradingReport) -> dict[str, str]:
     for item in report.sandbox.observations.items:
         for phase in item.phases:
             if phase.outcome == "failed" and phase.message:
-                out.setdefault(item.nodeid, phase.message.strip().splitlines()[0][:120])
+                out.setdefault(item.nodeid, phase.message.strip().splitlines()[0][:80])
     return out
 
 
@@ -108,8 +108,8 @@ class MinibugsEnv(Environment):
         try:
             action = parse_action(action_text)
             record.kind = action.kind
-            if action.kind == "replace":
-                record.changes, observation = self._replace(action.path, action.line, action.text)
+            if action.kind == "edit":
+                record.changes, observation = self._edit(action)
             elif action.kind == "run":
                 self.test_runs += 1
                 observation = summarize_report(
@@ -127,20 +127,23 @@ class MinibugsEnv(Environment):
             self.end("turn_budget")
         return observation, bool(self._end_reason)
 
-    def _replace(self, path: str, line: int, text: str):
+    def _edit(self, action):
+        path, n = action.path, action.line
         if path not in self.tree:
             raise FormatError(f"no file {path!r}")
         lines = self.tree[path].split("\n")
-        if line > len(lines) or (line == len(lines) and lines[-1] == ""):
-            raise FormatError(f"{path} has no line {line}")
+        if n > len(lines):
+            return {}, f"{path} has no line {n}; nothing changed"
+        if action.old not in lines[n - 1]:
+            return {}, f"{path}:{n} does not contain the old text; nothing changed"
         before = self.tree[path]
-        lines[line - 1] = text
+        lines[n - 1] = lines[n - 1].replace(action.old, action.new, 1)
         after = "\n".join(lines)
         if after == before:
-            return {}, f"{path}:{line} unchanged"
+            return {}, f"{path}:{n} unchanged"
         self.tree[path] = after
         self.store[content_hash(after)] = after
-        return {path: (content_hash(before), content_hash(after))}, f"{path}:{line} replaced"
+        return {path: (content_hash(before), content_hash(after))}, f"{path}:{n} edited"
 
     def final_patch(self) -> str:
         assert self._task is not None and self._task.files is not None

@@ -61,9 +61,6 @@ def base_model_job(
     gpus: int,
 ) -> None:
     out = Path(out_dir)
-    if model_cfg["source"] == "import":
-        import_model(model_cfg["path"], out, model_cfg)
-        return
     from editcredit.policy.base_training import train_base_model
 
     device = pick_device(int(gpus))
