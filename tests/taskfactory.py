@@ -63,4 +63,5 @@ def make_calc_task(timeout_s: float = 10.0) -> Task:
         files={"calc.py": CALC_BUG, "test_calc.py": CALC_TESTS},
         timeout_s=timeout_s,
         suite="toy",
+        meta={"seed_function": "calc.add"},
     )

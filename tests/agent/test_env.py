@@ -21,7 +21,7 @@ def test_fix_run_submit(env, local_sandbox):
     task = make_calc_task()
     first = env.reset(task)
     assert "calc.py" in first
-    obs, done = env.step("edit calc.py:3\n-\n+")
+    obs, done = env.step("edit calc.py add\n-\n+")
     assert not done and "edited" in obs
     obs, done = env.step("run")
     assert obs.startswith("tests: 5 passed, 0 failed")
@@ -39,10 +39,10 @@ def test_garbled_action_is_a_recorded_format_error_not_a_crash(env):
     obs, done = env.step("\x00 edit ??? 12")
     assert obs.startswith("format error:") and not done
     assert env.turns[0].kind == "format_error" and env.turns[0].changes == {}
-    obs, _ = env.step("edit calc.py:3\n*\n/")
+    obs, _ = env.step("edit calc.py add\n*\n/")
     assert "does not contain" in obs and env.turns[1].changes == {}
-    obs, _ = env.step("edit calc.py:999\n-\n+")
-    assert "no line 999" in obs
+    obs, _ = env.step("edit calc.py nope\n-\n+")
+    assert "no function nope" in obs
     assert env.final_patch() == ""
 
 
@@ -58,7 +58,7 @@ def test_turn_budget_ends_the_episode(env):
     env.reset(make_calc_task())
     for _ in range(3):
         assert not env.step("run")[1]
-    _, done = env.step("edit calc.py:1\nadd\nadd")
+    _, done = env.step("edit calc.py add\nadd\nadd")
     assert done and env.end_reason == "turn_budget"
     with pytest.raises(RuntimeError):
         env.step("run")

@@ -79,3 +79,20 @@ def test_temperature_must_be_positive(saved):
     gen, chat, _ = _generator(saved)
     with pytest.raises(ValueError):
         gen.generate([chat.observation_ids("x", True)], 4, 0.0, seed=1)
+
+
+def test_weighted_loss_with_zero_observation_weight_is_the_masked_lm_loss(saved):
+    from editcredit.policy.sft import _batch, weighted_lm_loss
+
+    _, chat, model = _generator(saved)
+    obs = chat.observation_ids("tests: 4 passed", True)
+    act = [*chat.encode_text("run"), chat.eos]
+    examples = [(obs + act, [0] * len(obs) + [1] * len(act))]
+    ids, attn, weights = _batch(examples, chat.pad, 0.0, torch.device("cpu"))
+    labels = torch.where(weights > 0, ids, torch.full_like(ids, -100))
+    with torch.no_grad():
+        expected = model(input_ids=ids, attention_mask=attn, labels=labels).loss
+        ours = weighted_lm_loss(model, ids, attn, weights)
+    assert float(ours) == pytest.approx(float(expected), rel=1e-5)
+    _, _, with_obs = _batch(examples, chat.pad, 0.5, torch.device("cpu"))
+    assert float(with_obs[0, 1]) == 0.5 and float(with_obs[0, -1]) == 1.0

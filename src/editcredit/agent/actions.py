@@ -2,9 +2,9 @@
 
 One action per assistant turn::
 
-    edit <path>:<line>     followed by exactly two lines: a fragment of that line and its
-    <old fragment>         replacement (the first occurrence on the line is replaced; the
-    <new fragment>         replacement may be empty)
+    edit <path> <function> followed by exactly two lines: a fragment of that function and
+    <old fragment>         its replacement (the first occurrence inside the function's text
+    <new fragment>         is replaced; the replacement may be empty)
     run                    run the tests on the current tree
     submit                 end the episode with the current tree
 
@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-_EDIT = re.compile(r"edit (?P<path>[A-Za-z0-9_./-]+\.py):(?P<line>[1-9][0-9]{0,4})")
+_EDIT = re.compile(r"edit (?P<path>[A-Za-z0-9_./-]+\.py) (?P<function>[A-Za-z_][A-Za-z0-9_]*)")
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class Action:
 
     kind: Literal["edit", "run", "submit"]
     path: str = ""
-    line: int = 0
+    function: str = ""
     old: str = ""
     new: str = ""
 
@@ -53,19 +53,25 @@ def parse_action(text: str) -> Action:
         raise FormatError(f"'edit' needs exactly two lines (old, new), got {len(lines) - 1}")
     if not lines[1]:
         raise FormatError("'edit' needs a non-empty old fragment")
-    return Action("edit", match["path"], int(match["line"]), lines[1], lines[2])
+    return Action("edit", match["path"], match["function"], lines[1], lines[2])
 
 
 def format_action(action: Action) -> str:
     """The canonical text of an action (what the scripted experts write)."""
     if action.kind == "edit":
-        return f"edit {action.path}:{action.line}\n{action.old}\n{action.new}"
+        return f"edit {action.path} {action.function}\n{action.old}\n{action.new}"
     return action.kind
 
 
-def minimal_fragment(old_line: str, new_line: str) -> tuple[str, str]:
-    """The shortest (old, new) fragments turning old_line into new_line when the first
-    occurrence of ``old`` is replaced, widened to whole words where that keeps it unique."""
+def _is_word(c: str) -> bool:
+    return c.isalnum() or c == "_"
+
+
+def minimal_fragment(scope: str, offset: int, old_line: str, new_line: str) -> tuple[str, str]:
+    """The shortest word-aligned (old, new) fragments that turn ``old_line`` into
+    ``new_line`` when the first occurrence of ``old`` in ``scope`` is replaced, where the
+    line starts at ``scope[offset]``. Widened one word at a time until that first
+    occurrence is the one on this line."""
     start = 0
     while start < min(len(old_line), len(new_line)) and old_line[start] == new_line[start]:
         start += 1
@@ -73,15 +79,48 @@ def minimal_fragment(old_line: str, new_line: str) -> tuple[str, str]:
     while end_old > start and end_new > start and old_line[end_old - 1] == new_line[end_new - 1]:
         end_old -= 1
         end_new -= 1
-    while start > 0 and (old_line[start - 1].isalnum() or old_line[start - 1] == "_"):
+    while start > 0 and _is_word(old_line[start - 1]):
         start -= 1
-    while end_old < len(old_line) and (old_line[end_old].isalnum() or old_line[end_old] == "_"):
+    while end_old < len(old_line) and _is_word(old_line[end_old]):
         end_old += 1
         end_new += 1
     if start == end_old:  # pure insertion: anchor on the preceding character
         start = max(0, start - 1)
-    old, new = old_line[start:end_old], new_line[start:end_new]
-    while old_line.find(old) != start:  # widen left until the first occurrence is ours
-        start -= 1
-        old, new = old_line[start:end_old], new_line[start:end_new]
-    return old, new
+    grow_left = True
+    while scope.find(old_line[start:end_old]) != offset + start:
+        if (grow_left and start > 0) or end_old >= len(old_line):
+            start -= 1
+            while start > 0 and _is_word(old_line[start - 1]) and _is_word(old_line[start]):
+                start -= 1
+        else:
+            end_old += 1
+            end_new += 1
+            while end_old < len(old_line) and _is_word(old_line[end_old]) and \
+                    _is_word(old_line[end_old - 1]):
+                end_old += 1
+                end_new += 1
+        grow_left = not grow_left
+        if start <= 0 and end_old >= len(old_line):
+            start, end_old, end_new = 0, len(old_line), len(new_line)
+            break
+    return old_line[start:end_old], new_line[start:end_new]
+
+
+def function_span(text: str, function: str) -> tuple[int, int] | None:
+    """Character span of a top-level function's text: from its ``def`` line to the next
+    top-level statement (textual, so it works on trees that no longer parse)."""
+    lines = text.split("\n")
+    offsets, pos = [], 0
+    for line in lines:
+        offsets.append(pos)
+        pos += len(line) + 1
+    head = re.compile(rf"(async\s+)?def\s+{re.escape(function)}\s*\(")
+    for i, line in enumerate(lines):
+        if head.match(line):
+            end = len(text)
+            for j in range(i + 1, len(lines)):
+                if lines[j] and not lines[j][0].isspace() and not lines[j].startswith("#"):
+                    end = offsets[j]
+                    break
+            return offsets[i], end
+    return None

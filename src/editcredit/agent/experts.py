@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 import re
 
-from editcredit.agent.actions import Action, format_action, minimal_fragment
+from editcredit.agent.actions import Action, format_action, function_span, minimal_fragment
 from editcredit.data.task import Task
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
@@ -93,9 +93,14 @@ def wrong_edit(line: str, rng: random.Random) -> str | None:
     return line.replace(a, b, 1)
 
 
-def _edit(path: str, n: int, old_line: str, new_line: str) -> Action:
-    old, new = minimal_fragment(old_line, new_line)
-    return Action("edit", path, n, old, new)
+def _edit(lines: list[str], function: str, path: str, n: int, new_line: str) -> Action:
+    """The fragment edit that turns line n (1-based) of ``lines`` into ``new_line``."""
+    text = "\n".join(lines)
+    span = function_span(text, function)
+    line_start = sum(len(x) + 1 for x in lines[: n - 1])
+    scope = text[span[0] : span[1]]
+    old, new = minimal_fragment(scope, line_start - span[0], lines[n - 1], new_line)
+    return Action("edit", path, function, old, new)
 
 
 def expert_actions(
@@ -107,6 +112,7 @@ def expert_actions(
         return None
     path, pairs = fix
     lines = task.files[path].split("\n")
+    function = task.meta["seed_function"].split(".", 1)[1]
     actions: list[Action] = []
     if rng.random() < detour_prob:
         fix_set = {n for n, _ in pairs}
@@ -117,9 +123,14 @@ def expert_actions(
             wrong = wrong_edit(old, rng)
             if wrong is None or wrong == old:
                 continue
-            actions += [_edit(path, n, old, wrong), Action("run"), _edit(path, n, wrong, old)]
+            detoured = [*lines[: n - 1], wrong, *lines[n:]]
+            actions += [_edit(lines, function, path, n, wrong), Action("run"),
+                        _edit(detoured, function, path, n, old)]
             break
-    actions += [_edit(path, n, lines[n - 1], text) for n, text in pairs]
+    current = list(lines)
+    for n, text in pairs:
+        actions.append(_edit(current, function, path, n, text))
+        current[n - 1] = text
     if rng.random() < run_prob:
         actions.append(Action("run"))
     actions.append(Action("submit"))

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import ast
 import hashlib
 
-from editcredit.agent.actions import FormatError, parse_action
+from editcredit.agent.actions import FormatError, function_span, parse_action
 from editcredit.agent.protocol import Environment, TurnRecord
 from editcredit.data.task import Task
 from editcredit.grading.grader import GradingReport, grade_tree
@@ -19,14 +18,12 @@ def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def numbered_function(source: str, function: str) -> str:
-    """The lines of one top-level function, each prefixed with its line number."""
-    lines = source.splitlines()
-    for node in ast.parse(source).body:
-        if isinstance(node, ast.FunctionDef) and node.name == function:
-            first = node.lineno - len(node.decorator_list)
-            return "\n".join(f"{n}| {lines[n - 1]}" for n in range(first, node.end_lineno + 1))
-    raise KeyError(f"no function {function!r}")
+def function_source(source: str, function: str) -> str:
+    """The text of one top-level function."""
+    span = function_span(source, function)
+    if span is None:
+        raise KeyError(f"no function {function!r}")
+    return source[span[0] : span[1]].rstrip("\n")
 
 
 def summarize_report(report: GradingReport) -> str:
@@ -82,7 +79,7 @@ class MinibugsEnv(Environment):
         module, _, function = task.meta.get("seed_function", "").partition(".")
         path = f"{module}.py"
         if function and path in self.tree:
-            view = f"{path}:\n{numbered_function(self.tree[path], function)}"
+            view = f"{path}:\n{function_source(self.tree[path], function)}"
         else:
             view = "\n".join(
                 f"{p}:\n{self.tree[p]}" for p in sorted(self.tree) if p not in task.test_paths
@@ -128,22 +125,22 @@ class MinibugsEnv(Environment):
         return observation, bool(self._end_reason)
 
     def _edit(self, action):
-        path, n = action.path, action.line
+        path = action.path
         if path not in self.tree:
             raise FormatError(f"no file {path!r}")
-        lines = self.tree[path].split("\n")
-        if n > len(lines):
-            return {}, f"{path} has no line {n}; nothing changed"
-        if action.old not in lines[n - 1]:
-            return {}, f"{path}:{n} does not contain the old text; nothing changed"
         before = self.tree[path]
-        lines[n - 1] = lines[n - 1].replace(action.old, action.new, 1)
-        after = "\n".join(lines)
+        span = function_span(before, action.function)
+        if span is None:
+            return {}, f"{path} has no function {action.function}; nothing changed"
+        at = before.find(action.old, span[0], span[1])
+        if at < 0:
+            return {}, f"{action.function} does not contain the old text; nothing changed"
+        after = before[:at] + action.new + before[at + len(action.old) :]
         if after == before:
-            return {}, f"{path}:{n} unchanged"
+            return {}, f"{action.function} unchanged"
         self.tree[path] = after
         self.store[content_hash(after)] = after
-        return {path: (content_hash(before), content_hash(after))}, f"{path}:{n} edited"
+        return {path: (content_hash(before), content_hash(after))}, f"{action.function} edited"
 
     def final_patch(self) -> str:
         assert self._task is not None and self._task.files is not None

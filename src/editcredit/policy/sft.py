@@ -23,6 +23,7 @@ class SFTConfig:
     max_steps: int = 2000
     max_seconds: float = 240.0
     warmup_steps: int = 50
+    observation_loss_weight: float = 0.0
     seed: int = 0
 
 
@@ -40,17 +41,28 @@ def chat_example(
     return ids, mask
 
 
-def _batch(examples, pad_id: int, device):
+def _batch(examples, pad_id: int, obs_weight: float, device):
+    """Ids, attention mask and per-token loss weights (1 on actions, ``obs_weight`` on the
+    observations the policy reads: a language-modelling signal that teaches the code)."""
     width = max(len(ids) for ids, _ in examples)
     ids = torch.full((len(examples), width), pad_id, dtype=torch.long)
-    labels = torch.full((len(examples), width), -100, dtype=torch.long)
+    weights = torch.zeros((len(examples), width), dtype=torch.float32)
     attn = torch.zeros((len(examples), width), dtype=torch.long)
     for row, (seq, mask) in enumerate(examples):
         n = len(seq)
         ids[row, :n] = torch.tensor(seq)
         attn[row, :n] = 1
-        labels[row, :n] = torch.tensor([t if m else -100 for t, m in zip(seq, mask, strict=True)])
-    return ids.to(device), attn.to(device), labels.to(device)
+        weights[row, :n] = torch.tensor([1.0 if m else obs_weight for m in mask])
+    return ids.to(device), attn.to(device), weights.to(device)
+
+
+def weighted_lm_loss(model, ids, attn, weights) -> torch.Tensor:
+    """Next-token cross-entropy, each target token weighted, normalised by the weight sum."""
+    logits = model(input_ids=ids, attention_mask=attn).logits[:, :-1].float()
+    targets, w = ids[:, 1:], weights[:, 1:]
+    ce = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)),
+                                           targets.reshape(-1), reduction="none")
+    return (ce * w.reshape(-1)).sum() / w.sum().clamp(min=1e-8)
 
 
 def train_sft(
@@ -87,14 +99,14 @@ def train_sft(
             order += fresh
         picked = [examples[i] for i in order[: cfg.batch_size]]
         del order[: cfg.batch_size]
-        ids, attn, labels = _batch(picked, pad_id, device)
-        loss = model(input_ids=ids, attention_mask=attn, labels=labels).loss
+        ids, attn, weights = _batch(picked, pad_id, cfg.observation_loss_weight, device)
+        loss = weighted_lm_loss(model, ids, attn, weights)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         sched.step()
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
         step += 1
         bar.update(1)
         if step % 50 == 0:

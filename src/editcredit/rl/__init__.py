@@ -1,0 +1,1 @@
+"""GRPO training pieces: config, group advantages, policy losses, aggregation (METHOD §4)."""
