@@ -57,17 +57,27 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(2)
     config = load_config(ROOT / "config" / "config.yaml")
-    tasks = [t for t in load_tasks(ROOT / "data/frozen/minibugs/tasks.parquet")
-             if t.split == "train"][: args.tasks]
+    tasks = [
+        t for t in load_tasks(ROOT / "data/frozen/minibugs/tasks.parquet") if t.split == "train"
+    ][: args.tasks]
     generator, chat = load_policy(str(ROOT / "models/base" / args.model), torch.device("cpu"))
     gen_timer = Timed(generator, "generate")
     sandbox_cfg = config["sandbox"]
     with SandboxPool("docker", sandbox_cfg, int(sandbox_cfg["workers"])) as pool:
         grade_timer = Timed(pool, "grade")
         start = time.perf_counter()
-        rows = rollout_and_grade(tasks, args.samples, "bench", pool, generator, chat,
-                                 RolloutConfig(**config["agent"]), 7, config["reward"],
-                                 int(sandbox_cfg["workers"]))
+        rows = rollout_and_grade(
+            tasks,
+            args.samples,
+            "bench",
+            pool,
+            generator,
+            chat,
+            RolloutConfig(**config["agent"]),
+            7,
+            config["reward"],
+            int(sandbox_cfg["workers"]),
+        )
         total = time.perf_counter() - start
     workers = int(sandbox_cfg["workers"])
     result = {

@@ -75,8 +75,9 @@ def test_minimal_fragment_is_short_and_first_in_scope(line_no, new_line, fragmen
     old, new = minimal_fragment(SCOPE, offset, lines[line_no - 1], new_line)
     assert (old, new) == fragments
     at = SCOPE.find(old)
-    assert at >= offset and SCOPE[:at] + new + SCOPE[at + len(old):] == SCOPE.replace(
-        lines[line_no - 1], new_line, 1)
+    assert at >= offset and SCOPE[:at] + new + SCOPE[at + len(old) :] == SCOPE.replace(
+        lines[line_no - 1], new_line, 1
+    )
 
 
 def test_function_span_is_textual():

@@ -95,8 +95,11 @@ def minimal_fragment(scope: str, offset: int, old_line: str, new_line: str) -> t
         else:
             end_old += 1
             end_new += 1
-            while end_old < len(old_line) and _is_word(old_line[end_old]) and \
-                    _is_word(old_line[end_old - 1]):
+            while (
+                end_old < len(old_line)
+                and _is_word(old_line[end_old])
+                and _is_word(old_line[end_old - 1])
+            ):
                 end_old += 1
                 end_new += 1
         grow_left = not grow_left

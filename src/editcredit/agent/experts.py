@@ -124,8 +124,11 @@ def expert_actions(
             if wrong is None or wrong == old:
                 continue
             detoured = [*lines[: n - 1], wrong, *lines[n:]]
-            actions += [_edit(lines, function, path, n, wrong), Action("run"),
-                        _edit(detoured, function, path, n, old)]
+            actions += [
+                _edit(lines, function, path, n, wrong),
+                Action("run"),
+                _edit(detoured, function, path, n, old),
+            ]
             break
     current = list(lines)
     for n, text in pairs:

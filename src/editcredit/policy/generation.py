@@ -8,6 +8,7 @@ distribution (logits / temperature), recorded at sampling time for every generat
 from __future__ import annotations
 
 import inspect
+import warnings
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -43,7 +44,10 @@ class TransformersGenerator:
     def _forward(self, cache, **kwargs):
         if cache is not None:
             kwargs[self._cache_arg] = cache
-        out = self.model(use_cache=True, **kwargs)
+        with warnings.catch_warnings():
+            # transformers 5.x warns about its own internal past_key_values spelling
+            warnings.filterwarnings("ignore", message=".*past_key_values.*")
+            out = self.model(use_cache=True, **kwargs)
         new_cache = getattr(out, "cache", None)
         if new_cache is None:
             new_cache = out.past_key_values

@@ -60,8 +60,9 @@ def weighted_lm_loss(model, ids, attn, weights) -> torch.Tensor:
     """Next-token cross-entropy, each target token weighted, normalised by the weight sum."""
     logits = model(input_ids=ids, attention_mask=attn).logits[:, :-1].float()
     targets, w = ids[:, 1:], weights[:, 1:]
-    ce = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)),
-                                           targets.reshape(-1), reduction="none")
+    ce = torch.nn.functional.cross_entropy(
+        logits.reshape(-1, logits.size(-1)), targets.reshape(-1), reduction="none"
+    )
     return (ce * w.reshape(-1)).sum() / w.sum().clamp(min=1e-8)
 
 
