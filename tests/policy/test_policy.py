@@ -96,3 +96,12 @@ def test_weighted_loss_with_zero_observation_weight_is_the_masked_lm_loss(saved)
     assert float(ours) == pytest.approx(float(expected), rel=1e-5)
     _, _, with_obs = _batch(examples, chat.pad, 0.5, torch.device("cpu"))
     assert float(with_obs[0, 1]) == 0.5 and float(with_obs[0, -1]) == 1.0
+
+
+def test_auto_tokenizer_reads_the_same_tokens_as_training(saved):
+    trained = train_tokenizer(TEXTS, 300)
+    loaded = AutoTokenizer.from_pretrained(str(saved))
+    for text in [*TEXTS[:4], "edit m.py f\n    if not (x > 10):\n        return 12345 + x_1",
+                 "\n\n    \tdef g():  # comment\n"]:
+        assert loaded.encode(text, add_special_tokens=False) == trained.encode(
+            text, add_special_tokens=False)
