@@ -101,7 +101,24 @@ def test_weighted_loss_with_zero_observation_weight_is_the_masked_lm_loss(saved)
 def test_auto_tokenizer_reads_the_same_tokens_as_training(saved):
     trained = train_tokenizer(TEXTS, 300)
     loaded = AutoTokenizer.from_pretrained(str(saved))
-    for text in [*TEXTS[:4], "edit m.py f\n    if not (x > 10):\n        return 12345 + x_1",
-                 "\n\n    \tdef g():  # comment\n"]:
+    for text in [
+        *TEXTS[:4],
+        "edit m.py f\n    if not (x > 10):\n        return 12345 + x_1",
+        "\n\n    \tdef g():  # comment\n",
+    ]:
         assert loaded.encode(text, add_special_tokens=False) == trained.encode(
-            text, add_special_tokens=False)
+            text, add_special_tokens=False
+        )
+
+
+def test_rename_augmentation_is_consistent_and_seeded():
+    from editcredit.policy.base_training import augment_with_renames
+
+    corpus = [(["`clamp` in m.py", "FAILED test_clamp_low"], ["edit m.py clamp\n<\n<="])]
+    a = augment_with_renames(corpus, ["clamp"], copies=2, seed=3)
+    b = augment_with_renames(corpus, ["clamp"], copies=2, seed=3)
+    assert a == b and len(a) == 3 and a[0] == corpus[0]
+    for obs, acts in a[1:]:
+        new = acts[0].split("\n")[0].split()[-1]
+        assert new != "clamp" and "clamp" not in "".join(obs + acts)
+        assert obs == [f"`{new}` in m.py", f"FAILED test_{new}_low"]

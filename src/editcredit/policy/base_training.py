@@ -29,8 +29,9 @@ from editcredit.policy.tokenizer import train_tokenizer
 
 def expert_corpus(
     tasks: list[Task], sandbox, cfg: dict[str, Any], max_turns: int, workers: int
-) -> list[tuple[list[str], list[str]]]:
-    """Expert episodes (observations, actions), played through the real environment."""
+) -> tuple[list[tuple[list[str], list[str]]], list[str]]:
+    """Expert episodes (observations, actions), played through the real environment, and
+    the seed function of each."""
     jobs = []
     for task in tasks:
         for k in range(int(cfg["episodes_per_task"])):
@@ -39,9 +40,62 @@ def expert_corpus(
             if actions:
                 jobs.append((task, actions))
     with ThreadPoolExecutor(workers) as ex:
-        return list(
+        episodes = list(
             ex.map(lambda job: run_expert_episode(MinibugsEnv(sandbox, max_turns), *job), jobs)
         )
+    return episodes, [task.meta["seed_function"].split(".", 1)[1] for task, _ in jobs]
+
+
+_SYLLABLES = (
+    "ka",
+    "lo",
+    "mi",
+    "ren",
+    "tu",
+    "sa",
+    "vel",
+    "dor",
+    "pi",
+    "nex",
+    "qua",
+    "zo",
+    "bri",
+    "mon",
+    "tal",
+    "ec",
+    "ul",
+    "fi",
+    "gra",
+    "hos",
+)
+
+
+def synthetic_name(rng: random.Random) -> str:
+    """A pronounceable identifier never used by the pool (for renaming augmentation)."""
+    words = [
+        "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 3)))
+        for _ in range(rng.randint(1, 3))
+    ]
+    return "_".join(words)
+
+
+def rename_episode(
+    episode: tuple[list[str], list[str]], old: str, new: str
+) -> tuple[list[str], list[str]]:
+    """The same episode with the seed function renamed everywhere (statement, code, test ids,
+    actions): teaches the policy to copy a function's name rather than recall it."""
+    obs, acts = episode
+    return [o.replace(old, new) for o in obs], [a.replace(old, new) for a in acts]
+
+
+def augment_with_renames(corpus, names: list[str], copies: int, seed: int):
+    """Append ``copies`` renamed versions of each episode (seeded, deterministic)."""
+    out = list(corpus)
+    for k, (episode, name) in enumerate(zip(corpus, names, strict=True)):
+        rng = random.Random(f"{seed}:rename:{k}")
+        for _ in range(copies):
+            out.append(rename_episode(episode, name, synthetic_name(rng)))
+    return out
 
 
 def corpus_sha256(corpus: list[tuple[list[str], list[str]]]) -> str:
@@ -61,7 +115,10 @@ def train_base_model(
     out_dir = Path(out_dir)
     start = time.monotonic()
     experts = {**cfg["experts"], "seed": cfg["seed"]}
-    corpus = expert_corpus(tasks, sandbox, experts, int(agent_cfg["max_turns"]), workers)
+    corpus, names = expert_corpus(tasks, sandbox, experts, int(agent_cfg["max_turns"]), workers)
+    corpus = augment_with_renames(
+        corpus, names, int(cfg["experts"].get("rename_copies", 0)), int(cfg["seed"])
+    )
     data_seconds = time.monotonic() - start
     tokenizer = train_tokenizer(
         (x for obs, act in corpus for x in obs + act), int(cfg["tokenizer_vocab"])
