@@ -43,6 +43,9 @@ def test_garbled_action_is_a_recorded_format_error_not_a_crash(env):
     assert "does not contain" in obs and env.turns[1].changes == {}
     obs, _ = env.step("edit calc.py nope\n-\n+")
     assert "no function nope" in obs
+    obs, _ = env.step("edit other.py add\n-\n+")
+    assert obs == "no file other.py; nothing changed"
+    assert [t.kind for t in env.turns] == ["format_error", "edit", "edit", "edit"]
     assert env.final_patch() == ""
 
 

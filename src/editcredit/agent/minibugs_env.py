@@ -126,8 +126,8 @@ class MinibugsEnv(Environment):
 
     def _edit(self, action):
         path = action.path
-        if path not in self.tree:
-            raise FormatError(f"no file {path!r}")
+        if path not in self.tree:  # parsed, so not a format error (METHOD §4): a no-op
+            return {}, f"no file {path}; nothing changed"
         before = self.tree[path]
         span = function_span(before, action.function)
         if span is None:
