@@ -125,15 +125,20 @@ def seed_task_ci(
     arr = _as_matrix(d)
     rng = np.random.default_rng(rng_seed)
     means = resample_means_seed_task(arr, n_resamples=int(n_resamples), rng=rng)
+    return _ci(means, arr, level, "seed x task", arr.shape[0], arr.shape[1], n_resamples, rng_seed)
+
+
+def _ci(means, arr, level, scheme, n_seeds, n_units, n_resamples, rng_seed) -> BootstrapCI:
+    """The percentile interval of the resampled means, as a BootstrapCI record."""
     lo, hi = percentile_interval(means, level)
     return BootstrapCI(
         estimate=float(arr.mean()),
         lower=lo,
         upper=hi,
         level=level,
-        scheme="seed x task",
-        n_seeds=arr.shape[0],
-        n_units=arr.shape[1],
+        scheme=scheme,
+        n_seeds=n_seeds,
+        n_units=n_units,
         n_resamples=int(n_resamples),
         rng_seed=int(rng_seed),
     )
@@ -150,17 +155,8 @@ def task_ci(d: ArrayLike, *, n_resamples: int, rng_seed: int, level: float = 0.9
     per_task = arr.mean(axis=0)
     rng = np.random.default_rng(rng_seed)
     means = resample_means_1d(per_task, n_resamples=int(n_resamples), rng=rng)
-    lo, hi = percentile_interval(means, level)
-    return BootstrapCI(
-        estimate=float(arr.mean()),
-        lower=lo,
-        upper=hi,
-        level=level,
-        scheme="task (seeds fixed)",
-        n_seeds=arr.shape[0],
-        n_units=arr.shape[1],
-        n_resamples=int(n_resamples),
-        rng_seed=int(rng_seed),
+    return _ci(
+        means, arr, level, "task (seeds fixed)", arr.shape[0], arr.shape[1], n_resamples, rng_seed
     )
 
 
@@ -170,15 +166,4 @@ def mean_ci(x: ArrayLike, *, n_resamples: int, rng_seed: int, level: float = 0.9
     arr = _as_vector(x)
     rng = np.random.default_rng(rng_seed)
     means = resample_means_1d(arr, n_resamples=int(n_resamples), rng=rng)
-    lo, hi = percentile_interval(means, level)
-    return BootstrapCI(
-        estimate=float(arr.mean()),
-        lower=lo,
-        upper=hi,
-        level=level,
-        scheme="units",
-        n_seeds=1,
-        n_units=arr.shape[0],
-        n_resamples=int(n_resamples),
-        rng_seed=int(rng_seed),
-    )
+    return _ci(means, arr, level, "units", 1, arr.shape[0], n_resamples, rng_seed)
