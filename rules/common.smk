@@ -66,3 +66,47 @@ def models_from(source):
     """A wildcard regex matching the configured models of one source (train or import)."""
     names = [n for n, m in config["models"].items() if m["source"] == source]
     return "|".join(re.escape(n) for n in names) or "(?!x)x"
+
+
+# --- training runs: names {arm}-s{seed}; step_0 is the base model ---------------------------
+
+
+wildcard_constraints:
+    run="[OBME]-s[0-9]+",
+    step="[0-9]+",
+
+
+def run_names():
+    """Every configured run, in plan order."""
+    plan = config["training"]["plan"]
+    return [f"{arm}-s{seed}" for arm, seeds in plan.items() for seed in seeds]
+
+
+def run_arm_seed(run):
+    arm, seed = run.split("-s")
+    return arm, int(seed)
+
+
+def base_model_dir():
+    return f"models/base/{config['training']['model']}"
+
+
+def segment_ends():
+    """The step numbers that end a segment: k, 2k, ..., endpoint."""
+    k = config["training"]["segment_steps"]
+    end = config["training"]["endpoint_step"]
+    if end % k:
+        raise ValueError(
+            f"config training: endpoint_step {end} is not a multiple of segment_steps {k}"
+        )
+    return list(range(k, end + 1, k))
+
+
+def checkpoint_dir(run, step):
+    """The HF model directory of a run at a step (the base model at step 0)."""
+    step = int(step)
+    return base_model_dir() if step == 0 else f"runs/{run}/step_{step}/model"
+
+
+def previous_step(step):
+    return int(step) - config["training"]["segment_steps"]
