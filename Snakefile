@@ -14,6 +14,7 @@ include: "rules/common.smk"
 include: "rules/data.smk"
 include: "rules/controls.smk"
 include: "rules/policy.smk"
+include: "rules/train.smk"
 
 
 rule all:
@@ -21,3 +22,4 @@ rule all:
     input:
         expand("results/controls/{suite}/summary.json", suite=config["suites"]),
         expand("results/base/{model}/probe.json", model=config["models"]),
+        endpoint_segments(),

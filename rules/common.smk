@@ -110,3 +110,24 @@ def checkpoint_dir(run, step):
 
 def previous_step(step):
     return int(step) - config["training"]["segment_steps"]
+
+
+def previous_segment(wildcards):
+    """The directory a segment starts from: the previous segment's, or the base model's."""
+    prev = previous_step(wildcards.step)
+    if prev < 0:
+        raise ValueError(f"step {wildcards.step} is not a segment end")
+    return base_model_dir() if prev == 0 else f"runs/{wildcards.run}/step_{prev}"
+
+
+def training_tasks_file(wildcards):
+    return f"data/frozen/{config['training']['suite']}/tasks.parquet"
+
+
+def training_controls_file(wildcards):
+    return f"results/controls/{config['training']['suite']}/summary.json"
+
+
+def endpoint_segments():
+    end = config["training"]["endpoint_step"]
+    return [f"runs/{run}/step_{end}" for run in run_names()]

@@ -1,6 +1,4 @@
 rule base_model:
-    wildcard_constraints:
-        model=models_from("train"),
     input:
         tasks=base_model_tasks,
         controls=base_model_controls,
@@ -10,36 +8,38 @@ rule base_model:
         "logs/base_model/{model}.log",
     benchmark:
         "results/benchmarks/base_model/{model}.tsv"
-    params:
-        model=model_cfg,
-        agent=config["agent"],
-        sandbox=config["sandbox"],
+    wildcard_constraints:
+        model=models_from("train"),
+    conda:
+        "../envs/editcredit.yaml"
     threads: 2
     resources:
         gpu=model_gpus,
         mem_mb=mem_mb("base_model", 6000),
-    conda:
-        "../envs/editcredit.yaml"
+    params:
+        model=model_cfg,
+        agent=config["agent"],
+        sandbox=config["sandbox"],
     script:
         "../scripts/base_model.py"
 
 
 rule import_model:
-    wildcard_constraints:
-        model=models_from("import"),
     output:
         model=protected(directory("models/base/{model}")),
     log:
         "logs/import_model/{model}.log",
     benchmark:
         "results/benchmarks/import_model/{model}.tsv"
-    params:
-        model=model_cfg,
+    wildcard_constraints:
+        model=models_from("import"),
+    conda:
+        "../envs/editcredit.yaml"
     resources:
         gpu=0,
         mem_mb=mem_mb("import_model", 2000),
-    conda:
-        "../envs/editcredit.yaml"
+    params:
+        model=model_cfg,
     script:
         "../scripts/import_model.py"
 
@@ -55,16 +55,16 @@ rule probe:
         "logs/probe/{model}.log",
     benchmark:
         "results/benchmarks/probe/{model}.tsv"
+    conda:
+        "../envs/editcredit.yaml"
+    threads: 2
+    resources:
+        gpu=model_gpus,
+        mem_mb=mem_mb("probe", 6000),
     params:
         probe=config["probe"],
         agent=config["agent"],
         reward=config["reward"],
         sandbox=config["sandbox"],
-    threads: 2
-    resources:
-        gpu=model_gpus,
-        mem_mb=mem_mb("probe", 6000),
-    conda:
-        "../envs/editcredit.yaml"
     script:
         "../scripts/probe.py"

@@ -1,0 +1,25 @@
+rule train_segment:
+    input:
+        previous=previous_segment,
+        tasks=training_tasks_file,
+        controls=training_controls_file,
+    output:
+        segment=protected(directory("runs/{run}/step_{step}")),
+    log:
+        "logs/train_segment/{run}/step_{step}.log",
+    benchmark:
+        "results/benchmarks/train_segment/{run}/step_{step}.tsv"
+    conda:
+        "../envs/editcredit.yaml"
+    threads: 2
+    resources:
+        gpu=config["training"]["gpu"],
+        mem_mb=mem_mb("train_segment", 8000),
+    params:
+        training=config["training"],
+        agent=config["agent"],
+        reward=config["reward"],
+        grading=config["grading"],
+        sandbox=config["sandbox"],
+    script:
+        "../scripts/train_segment.py"

@@ -1,0 +1,73 @@
+"""Segment state on disk: the HF model directory, optimiser state, RNG states, data cursor.
+
+``runs/{run}/step_{N}/`` is written whole into a temporary sibling and renamed into place, so a
+killed segment leaves nothing that looks finished. Model files are deterministic bytes (safetensors
+of float32 weights), so resuming from a segment gives the same bytes as never stopping (on CPU).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
+
+
+def rng_state() -> dict[str, Any]:
+    np_state = np.random.get_state()
+    return {
+        "python": [random.getstate()[0], list(random.getstate()[1]), random.getstate()[2]],
+        "numpy": [np_state[0], np_state[1].tolist(), *np_state[2:]],
+        "torch": torch.get_rng_state().tolist(),
+    }
+
+
+def restore_rng(state: dict[str, Any]) -> None:
+    v, internal, gauss = state["python"]
+    random.setstate((v, tuple(internal), gauss))
+    name, keys, pos, has_gauss, cached = state["numpy"]
+    np.random.set_state((name, np.asarray(keys, dtype=np.uint32), pos, has_gauss, cached))
+    torch.set_rng_state(torch.tensor(state["torch"], dtype=torch.uint8))
+
+
+def save_segment(
+    out_dir: Path,
+    model: torch.nn.Module,
+    tokenizer_dir: Path,
+    optimizer: torch.optim.Optimizer,
+    cursor: dict[str, Any],
+    extra_files: dict[str, Any],
+) -> None:
+    """Write the model, its tokenizer, the optimiser, RNG and cursor state, then ``extra_files``
+    (name -> callable(path) writing that file), all under ``out_dir`` at once."""
+    tmp = out_dir.with_name(f".{out_dir.name}.tmp")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    (tmp / "state").mkdir(parents=True)
+    model.save_pretrained(str(tmp / "model"))
+    for name in TOKENIZER_FILES:
+        if (tokenizer_dir / name).is_file():
+            shutil.copy2(tokenizer_dir / name, tmp / "model" / name)
+    torch.save(optimizer.state_dict(), tmp / "state" / "optimizer.pt")
+    (tmp / "state" / "rng.json").write_text(json.dumps(rng_state()))
+    (tmp / "state" / "cursor.json").write_text(json.dumps(cursor, indent=1, sort_keys=True))
+    for name, write in extra_files.items():
+        write(tmp / name)
+    if out_dir.exists():
+        raise FileExistsError(f"{out_dir} exists: a segment is never overwritten")
+    tmp.rename(out_dir)
+
+
+def load_state(state_dir: Path | None) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """Optimiser state dict and cursor record of a finished segment (None, {} for step 0)."""
+    if state_dir is None:
+        return None, {}
+    optimizer = torch.load(state_dir / "optimizer.pt", weights_only=True)
+    restore_rng(json.loads((state_dir / "rng.json").read_text()))
+    return optimizer, json.loads((state_dir / "cursor.json").read_text())

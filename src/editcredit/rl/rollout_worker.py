@@ -1,0 +1,180 @@
+"""A rollout worker: plays one task's group of episodes, grades the final patches and, for the
+arms that need it, grades the counterfactual artifact of each trajectory's selected block.
+
+The worker holds its own policy copy (weights pushed every step), tokenizer and sandbox. The
+unit of work is one task group with a seed derived from (run seed, step, task), so results do not
+depend on how many workers share a step (METHOD §2-§3; issue: worker-count independence). It runs
+in-process or as a Ray actor (`editcredit.rl.workers`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from editcredit.agent.edit_blocks import counterfactual_tree, credited_turns
+from editcredit.agent.minibugs_env import MinibugsEnv
+from editcredit.agent.reward import terminal_reward
+from editcredit.agent.rollout import Episode, RolloutConfig, run_episodes
+from editcredit.agent.trajectory import episode_blocks, trajectory_row
+from editcredit.data.task import Task
+from editcredit.grading.grader import GradingReport, grade_patch
+from editcredit.rl.credit import query_decision, utility
+from editcredit.sandbox.patches import diff_trees
+
+
+@dataclass(frozen=True)
+class GroupJob:
+    """One task's GRPO group in one step."""
+
+    run: str
+    step: int
+    task: Task
+    samples: int
+    seed: int
+    query_cf: bool
+    query_rate: float
+
+
+def group_seed(seed: int, step: int, instance_id: str) -> int:
+    digest = hashlib.sha256(f"{seed}:{step}:{instance_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def rollout_key(run: str, step: int, instance_id: str, sample: int) -> str:
+    """Identifies a rollout: (run, step, task, sample index) (METHOD §2)."""
+    return f"{run}:{step}:{instance_id}:{sample}"
+
+
+def report_utility(report: GradingReport, f_weight: float, g_weight: float) -> float | None:
+    """U of a report, or None when the report is unavailable (infrastructure failure)."""
+    if report.outcome != "verdict" or report.Y is None or report.F is None or report.G is None:
+        return None
+    return utility(report.Y, report.F, report.G, f_weight, g_weight)
+
+
+class RolloutWorker:
+    """Policy copy + sandbox; ``run_group`` returns plain, picklable records."""
+
+    def __init__(
+        self,
+        model_dir: str,
+        agent_cfg: dict[str, Any],
+        reward_cfg: dict[str, Any],
+        grading_cfg: dict[str, Any],
+        sandbox_cfg: dict[str, Any],
+        threads: int = 1,
+        device: str = "cpu",
+    ) -> None:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        from editcredit.policy.chat import ChatIds
+        from editcredit.policy.generation import TransformersGenerator
+        from editcredit.sandbox.factory import make_sandbox
+
+        torch.set_num_threads(threads)
+        self.device = torch.device(device)
+        tokenizer = AutoTokenizer.from_pretrained(model_dir)
+        self.chat = ChatIds(tokenizer)
+        self.model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
+        self.model.to(self.device).eval()
+        self.generator = TransformersGenerator(self.model, self.chat.eos, self.chat.pad)
+        self.rollout = RolloutConfig(**agent_cfg)
+        self.reward_cfg = reward_cfg
+        self.f_weight = float(grading_cfg.get("f_weight", 0.25))
+        self.g_weight = float(grading_cfg.get("g_weight", 0.25))
+        self.sandbox = make_sandbox(sandbox_cfg["backend"], sandbox_cfg)
+
+    def set_weights(self, state_dict: dict[str, torch.Tensor]) -> None:
+        self.model.load_state_dict(state_dict)
+
+    def close(self) -> None:
+        self.sandbox.close()
+
+    def run_group(self, job: GroupJob) -> dict[str, Any]:
+        t0 = time.monotonic()
+        keys = [rollout_key(job.run, job.step, job.task.instance_id, i) for i in range(job.samples)]
+        autocast = torch.autocast("cuda", torch.bfloat16, enabled=self.device.type == "cuda")
+        with autocast:
+            episodes = run_episodes(
+                [(job.task, k) for k in keys],
+                lambda: MinibugsEnv(self.sandbox, self.rollout.max_turns),
+                self.generator,
+                self.chat,
+                self.rollout,
+                job.seed,
+                step_workers=1,
+            )
+        t1 = time.monotonic()
+        rows, queries = [], []
+        for sample, episode in enumerate(episodes):
+            report = grade_patch(
+                job.task, episode.env.final_patch(), self.sandbox, self.f_weight, self.g_weight
+            )
+            fmt = any(t.kind == "format_error" for t in episode.env.turns)
+            reward = terminal_reward(
+                report,
+                fmt,
+                self.reward_cfg["format_penalty"],
+                self.reward_cfg["regression_penalty"],
+            )
+            row = trajectory_row(episode, report, reward)
+            row.update(step=job.step, sample=sample)
+            rows.append(row)
+            queries.append(self._selection(episode, report))
+        t2 = time.monotonic()
+        if job.query_cf:
+            for query, episode in zip(queries, episodes, strict=True):
+                self._counterfactual(query, episode, job)
+        t3 = time.monotonic()
+        return {
+            "rows": rows,
+            "queries": queries,
+            "seconds": {"rollout": t1 - t0, "grading": t2 - t1, "counterfactual": t3 - t2},
+        }
+
+    def _selection(self, episode: Episode, report: GradingReport) -> dict[str, Any]:
+        _, _, selected = episode_blocks(episode)
+        return {
+            "rollout_key": episode.rollout_key,
+            "selected_block": None if selected is None else selected.index,
+            "credited_turns": [] if selected is None else list(credited_turns(selected)),
+            "U_original": report_utility(report, self.f_weight, self.g_weight),
+            "sent": False,
+            "U_counterfactual": None,
+            "reason": "no eligible block" if selected is None else "",
+            "cf_report": None,
+        }
+
+    def _counterfactual(self, query: dict[str, Any], episode: Episode, job: GroupJob) -> None:
+        """Grade the final tree with the selected block reverted (METHOD §2), at most once."""
+        if query["selected_block"] is None:
+            return
+        if query["U_original"] is None:
+            query["reason"] = "original report unavailable"
+            return
+        if not query_decision(episode.rollout_key, job.query_rate):
+            query["reason"] = "not queried (rate)"
+            return
+        changes, _, selected = episode_blocks(episode)
+        env = episode.env
+        tree = counterfactual_tree(env.tree, selected, changes, env.store)
+        patch = diff_trees(job.task.files, tree)
+        report = grade_patch(job.task, patch, self.sandbox, self.f_weight, self.g_weight)
+        query["sent"] = True
+        query["U_counterfactual"] = report_utility(report, self.f_weight, self.g_weight)
+        if query["U_counterfactual"] is None:
+            query["reason"] = "counterfactual report unavailable"
+        query["cf_report"] = json.dumps(
+            {
+                "verdict": report.verdict,
+                "reason": report.reason,
+                "patch_sha256": report.patch_sha256,
+            },
+            sort_keys=True,
+        )

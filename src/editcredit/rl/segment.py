@@ -1,0 +1,220 @@
+"""One training segment: k GRPO steps from a checkpoint to the next (METHOD §3-§5).
+
+Each step draws its tasks from the data cursor, plays every task's group through the workers
+(rollouts, final grading, counterfactual grading for the arms that query), assembles advantages
+with the arm's credit, and takes one optimiser step. The segment's directory holds the model,
+the optimiser/RNG/cursor state, and the step records (rollouts, credit ledger, metrics).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from editcredit.data.task import Task
+from editcredit.rl.checkpoint import load_state, save_segment
+from editcredit.rl.config import TrainConfig
+from editcredit.rl.credit import ARM_QUERIES_CF
+from editcredit.rl.cursor import DataCursor
+from editcredit.rl.health import HealthMonitor
+from editcredit.rl.records import CREDIT_SCHEMA, METRICS_SCHEMA, ROLLOUT_SCHEMA, write_table
+from editcredit.rl.rollout_worker import GroupJob, group_seed
+from editcredit.rl.step_batch import assemble_step
+from editcredit.rl.update import UpdateSequence, policy_update
+from editcredit.rl.workers import WorkerPool
+
+
+@dataclass(frozen=True)
+class SegmentSpec:
+    """Where a segment starts and ends."""
+
+    run: str
+    start_step: int
+    steps: int
+    start_model: Path
+    start_state: Path | None  # None at step 0 (the base model)
+    out_dir: Path
+
+
+def _rate(rows: list[dict[str, Any]], pred) -> float:
+    return sum(1 for r in rows if pred(r)) / len(rows) if rows else math.nan
+
+
+def step_metrics(run, step, rows, credit, update, seconds, alerts) -> dict[str, Any]:
+    live = [r for r in rows if not r["masked"]]
+    return {
+        "run": run,
+        "step": step,
+        "reward_mean": float(np.mean([r["reward"] for r in live])) if live else math.nan,
+        "pass_rate": float(np.mean([r["Y"] for r in live])) if live else math.nan,
+        "entropy": update["entropy"],
+        "grad_norm": update["grad_norm"],
+        "loss": update["loss"],
+        "micro_batches": update["micro_batches"],
+        "rollouts": len(rows),
+        "masked_share": _rate(rows, lambda r: r["masked"]),
+        "format_error_rate": _rate(rows, lambda r: r["format_error"] == 1),
+        "p2p_regression_rate": _rate(live, lambda r: r["p2p_regression"] == 1),
+        "context_budget_rate": _rate(rows, lambda r: r["end_reason"] == "context_budget"),
+        "generated_tokens": int(sum(sum(r["loss_mask"]) for r in rows)),
+        **{k: credit.metrics[k] for k in ("cf_sent", "cf_available", "cf_nonzero")},
+        "credit_mass_l1": credit.metrics["credit_mass_l1"],
+        "credit_mass_signed": credit.metrics["credit_mass_signed"],
+        "credit_rollouts": credit.metrics["credit_rollouts"],
+        "seconds_rollout": seconds["rollout"] + seconds["grading"],
+        "seconds_counterfactual": seconds["counterfactual"],
+        "seconds_update": seconds["update"],
+        "alerts": json.dumps(alerts),
+    }
+
+
+def train_segment(
+    spec: SegmentSpec,
+    cfg: TrainConfig,
+    pool: list[Task],
+    workers: WorkerPool,
+    health_cfg: dict[str, Any],
+    device: torch.device,
+    log=print,
+) -> dict[str, Any]:
+    """Run ``spec.steps`` steps and write ``spec.out_dir``; return the segment receipt."""
+    from transformers import AutoModelForCausalLM
+
+    started = time.monotonic()
+    by_id = {t.instance_id: t for t in pool}
+    opt_state, state = load_state(spec.start_state)
+    if spec.start_state is None:
+        torch.manual_seed(cfg.seed)
+    model = AutoModelForCausalLM.from_pretrained(str(spec.start_model), dtype=torch.float32)
+    model.to(device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.0)
+    if opt_state is not None:
+        optimizer.load_state_dict(opt_state)
+    initial = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    cursor = DataCursor.from_dict(state["cursor"]) if state else DataCursor(cfg.seed)
+    monitor = HealthMonitor(
+        int(health_cfg["unavailable_streak"]),
+        int(health_cfg["availability_window"]),
+        float(health_cfg["min_availability"]),
+    )
+    monitor.restore(state.get("health", {}))
+    all_rows, ledger, metrics = [], [], []
+    for step in range(spec.start_step + 1, spec.start_step + spec.steps + 1):
+        ids, cursor = cursor.take(sorted(by_id), cfg.tasks_per_step)
+        workers.set_weights(model.state_dict())
+        jobs = [
+            GroupJob(
+                spec.run,
+                step,
+                by_id[i],
+                cfg.group_size,
+                group_seed(cfg.seed, step, i),
+                ARM_QUERIES_CF[cfg.arm],
+                cfg.query_rate,
+            )
+            for i in ids
+        ]
+        results = workers.run_groups(jobs)
+        rows = [r for res in results for r in res["rows"]]
+        queries = [q for res in results for q in res["queries"]]
+        seconds = {
+            k: max(res["seconds"][k] for res in results)
+            for k in ("rollout", "grading", "counterfactual")
+        }
+        credit = assemble_step(
+            rows,
+            queries,
+            run=spec.run,
+            arm=cfg.arm,
+            lam=cfg.credit_lambda,
+            c=cfg.credit_c,
+            normalize_std=cfg.normalize_std,
+        )
+        t0 = time.monotonic()
+        sequences = [
+            UpdateSequence(r["token_ids"], r["logprobs"], v, a, r["instance_id"])
+            for r, v, a in zip(rows, credit.valid, credit.advantages, strict=True)
+        ]
+        update = policy_update(
+            model,
+            optimizer,
+            sequences,
+            policy_loss=cfg.policy_loss,
+            loss_aggregation=cfg.loss_aggregation,
+            ppo_clip=cfg.ppo_clip,
+            dppo_delta=cfg.dppo_delta,
+            temperature=cfg.temperature,
+            micro_batch_size=cfg.micro_batch_size,
+            max_grad_norm=cfg.max_grad_norm,
+        )
+        seconds["update"] = time.monotonic() - t0
+        attempted = [
+            row["available"] for row in credit.ledger if row["reason"] != "not queried (rate)"
+        ]
+        alerts = monitor.observe(attempted)
+        for alert in alerts:
+            log(f"ALERT {spec.run} step {step}: {alert}")
+        m = step_metrics(spec.run, step, rows, credit, update, seconds, alerts)
+        log(
+            f"{spec.run} step {step}: reward {m['reward_mean']:.3f} pass {m['pass_rate']:.2f} "
+            f"entropy {m['entropy']:.3f} grad {m['grad_norm']:.3f} CF {m['cf_available']}/"
+            f"{m['cf_sent']} (non-zero {m['cf_nonzero']}) credit L1 {m['credit_mass_l1']:.3f}"
+        )
+        all_rows += rows
+        ledger += credit.ledger
+        metrics.append(m)
+    changed = sum(not torch.equal(initial[k], v.detach()) for k, v in model.state_dict().items())
+    receipt = {
+        "run": spec.run,
+        "arm": cfg.arm,
+        "seed": cfg.seed,
+        "steps": [spec.start_step + 1, spec.start_step + spec.steps],
+        "start_model": str(spec.start_model),
+        "changed_tensors": changed,
+        "alerts": [a for m in metrics for a in json.loads(m["alerts"])],
+        "seconds": time.monotonic() - started,
+        "seconds_per_step": (time.monotonic() - started) / spec.steps,
+        "device": str(device),
+    }
+    if spec.start_state is None:
+        receipt["first_segment_gate"] = first_segment_gate(cfg.arm, all_rows, metrics, changed)
+    save_segment(
+        spec.out_dir,
+        model,
+        spec.start_model,
+        optimizer,
+        {
+            "cursor": cursor.to_dict(),
+            "health": monitor.state(),
+            "step": spec.start_step + spec.steps,
+        },
+        {
+            "rollouts.parquet": lambda p: write_table(all_rows, ROLLOUT_SCHEMA, p),
+            "credit.parquet": lambda p: write_table(ledger, CREDIT_SCHEMA, p),
+            "metrics.parquet": lambda p: write_table(metrics, METRICS_SCHEMA, p),
+        },
+    )
+    return receipt
+
+
+def first_segment_gate(arm: str, rows, metrics, changed_tensors: int) -> dict[str, Any]:
+    """METHOD §5: effective groups, finite loss and gradients, changed parameters, and for the
+    CF arms credit that reached the loss. The caller stops the run when ``passed`` is False."""
+    groups = {r["instance_id"] for r in rows if not r["masked"]}
+    checks = {
+        "effective_groups": len(groups) > 0,
+        "finite_loss_and_gradients": all(
+            math.isfinite(m["loss"]) and math.isfinite(m["grad_norm"]) for m in metrics
+        ),
+        "parameters_changed": changed_tensors > 0,
+    }
+    if ARM_QUERIES_CF[arm]:
+        checks["credit_reached_loss"] = sum(m["credit_rollouts"] for m in metrics) > 0
+    return {"passed": all(checks.values()), "checks": checks, "effective_groups": len(groups)}

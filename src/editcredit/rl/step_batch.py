@@ -1,0 +1,105 @@
+"""One step's rollouts -> token advantages with credit, the credit ledger and credit metrics.
+
+Pure: rollout rows and counterfactual query records in, arrays and rows out (METHOD §3-§4).
+The terminal rewards and the group advantages are computed first, identically for every arm;
+the arm's auxiliary term is then added to the token advantages and never to the rewards.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from editcredit.rl.advantages import group_advantages
+from editcredit.rl.credit import ARM_QUERIES_CF, CreditInput, arm_credit, scale
+
+
+@dataclass
+class StepCredit:
+    """Per rollout: valid-token mask and token advantages (credit included); ledger; metrics."""
+
+    valid: list[np.ndarray]
+    advantages: list[np.ndarray]
+    sequence_advantages: list[float | None]
+    ledger: list[dict[str, Any]] = field(default_factory=list)
+    metrics: dict[str, float] = field(default_factory=dict)
+
+
+def _query_d(query: dict[str, Any]) -> float | None:
+    if not query["sent"] or query["U_counterfactual"] is None or query["U_original"] is None:
+        return None
+    return float(query["U_original"]) - float(query["U_counterfactual"])
+
+
+def assemble_step(
+    rows: list[dict[str, Any]],
+    queries: list[dict[str, Any]],
+    *,
+    run: str,
+    arm: str,
+    lam: float,
+    c: float,
+    normalize_std: bool,
+) -> StepCredit:
+    """Advantages, credit and ledger of one step's rollouts (``rows`` and ``queries`` aligned)."""
+    if len(rows) != len(queries):
+        raise ValueError(f"{len(rows)} rollouts but {len(queries)} query records")
+    rewards = [None if r["masked"] else float(r["reward"]) for r in rows]
+    seq_adv = group_advantages(rewards, [r["instance_id"] for r in rows], normalize_std)
+    out = StepCredit(valid=[], advantages=[], sequence_advantages=seq_adv)
+    queries_cf = ARM_QUERIES_CF[arm]
+    l1 = signed = 0.0
+    reached = 0
+    for row, query, adv in zip(rows, queries, seq_adv, strict=True):
+        mask = np.asarray(row["loss_mask"], dtype=np.int8) == 1
+        turns = np.asarray(row["turn_of_token"], dtype=np.int64)
+        if adv is None:  # masked rollout: out of the loss, never scored 0 (METHOD §5)
+            out.valid.append(np.zeros_like(mask))
+            out.advantages.append(np.zeros(mask.shape, dtype=np.float64))
+            continue
+        credited = mask & np.isin(turns, query["credited_turns"])
+        D = _query_d(query) if queries_cf else None
+        inp = CreditInput(valid=mask, credited=credited, D=D, A=adv, lam=lam, c=c)
+        aux = arm_credit(arm, inp)
+        out.valid.append(mask)
+        out.advantages.append(np.where(mask, adv, 0.0) + aux)
+        l1 += float(np.abs(aux).sum())
+        signed += float(aux.sum())
+        reached += int(np.any(aux != 0.0))
+        if queries_cf and query["selected_block"] is not None:
+            out.ledger.append(
+                _ledger_row(run, row, query, D, inp, lam, c, float(np.abs(aux).sum()))
+            )
+    sent = [q for q in queries if q["sent"]] if queries_cf else []
+    available = [q for q in sent if _query_d(q) is not None]
+    out.metrics = {
+        "cf_sent": len(sent),
+        "cf_available": len(available),
+        "cf_nonzero": sum(_query_d(q) != 0.0 for q in available),
+        "credit_mass_l1": l1,
+        "credit_mass_signed": signed,
+        "credit_rollouts": reached,
+    }
+    return out
+
+
+def _ledger_row(run, row, query, D, inp: CreditInput, lam, c, credit_l1) -> dict[str, Any]:
+    available = D is not None
+    return {
+        "run": run,
+        "step": int(row["step"]),
+        "rollout_key": row["rollout_key"],
+        "instance_id": row["instance_id"],
+        "selected_block": int(query["selected_block"]),
+        "available": available,
+        "reason": "" if available else (query["reason"] or "counterfactual report unavailable"),
+        "U_original": query["U_original"],
+        "U_counterfactual": query["U_counterfactual"],
+        "D": D,
+        "s": scale(D, inp.m, inp.L, lam, c) if available and inp.m > 0 else None,
+        "m": inp.m,
+        "L": inp.L,
+        "credit_l1": credit_l1,
+    }

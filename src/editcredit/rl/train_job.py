@@ -1,0 +1,91 @@
+"""The train_segment job: config in, one segment directory with receipts out."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from editcredit.audit.identity import write_identity
+from editcredit.audit.provenance import atomic_write_text, write_result_json
+from editcredit.policy.base_job import training_tasks
+from editcredit.policy.devices import bind_gpus
+from editcredit.rl.config import TrainConfig
+from editcredit.rl.segment import SegmentSpec, train_segment
+from editcredit.rl.workers import make_workers
+
+
+class GateFailed(RuntimeError):
+    """The first-segment gate stopped the run (METHOD §5)."""
+
+
+def train_config(training: dict[str, Any], arm: str, seed: int) -> TrainConfig:
+    return TrainConfig.from_dict({**training["grpo"], "arm": arm, "seed": seed})
+
+
+def train_segment_job(
+    *,
+    run: str,
+    step: int,
+    previous: str,
+    tasks_path: str,
+    controls_path: str | None,
+    out_dir: str,
+    training: dict[str, Any],
+    agent: dict[str, Any],
+    reward: dict[str, Any],
+    grading: dict[str, Any],
+    sandbox: dict[str, Any],
+    gpus: int,
+    threads: int,
+    config: dict[str, Any],
+    gate_dir: str = "logs/gates",
+) -> dict[str, Any]:
+    arm, seed = run.split("-s")
+    cfg = train_config(training, arm, int(seed))
+    k = int(training["segment_steps"])
+    # the previous segment's directory, or the base model's at step 0
+    start_state = previous if step > k else None
+    start_model = str(Path(previous) / "model") if start_state else previous
+    device = bind_gpus(int(gpus))
+    torch.set_num_threads(max(1, threads))
+    torch.use_deterministic_algorithms(device.type == "cpu")
+    pool = training_tasks(tasks_path, controls_path)
+    spec = SegmentSpec(
+        run=run,
+        start_step=step - k,
+        steps=k,
+        start_model=Path(start_model),
+        start_state=Path(start_state) / "state" if start_state else None,
+        out_dir=Path(out_dir),
+    )
+    print(f"{run}: steps {step - k + 1}..{step} on {device}, {len(pool)} training tasks")
+    worker_kwargs = {
+        "model_dir": start_model,
+        "agent_cfg": agent,
+        "reward_cfg": reward,
+        "grading_cfg": grading,
+        "sandbox_cfg": sandbox,
+        "threads": 1,
+        "device": str(device),
+    }
+    workers = make_workers(training["ray"], worker_kwargs)
+    try:
+        receipt = train_segment(spec, cfg, pool, workers, training["health"], device)
+    finally:
+        workers.close()
+    gate = receipt.get("first_segment_gate")
+    if gate is not None and not gate["passed"]:
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        failed = Path(gate_dir) / f"{run}-{stamp}-{os.getpid()}.json"
+        atomic_write_text(failed, json.dumps(receipt, indent=2, sort_keys=True) + "\n")
+        raise GateFailed(f"{run}: first-segment gate failed {gate['checks']}; receipt {failed}")
+    inputs = [start_model, tasks_path] + ([start_state] if start_state else [])
+    inputs += [controls_path] if controls_path else []
+    write_result_json(Path(out_dir) / "segment.json", receipt, inputs, config)
+    write_identity(Path(out_dir), config=config)
+    return receipt

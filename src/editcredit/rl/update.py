@@ -1,0 +1,111 @@
+"""The policy update of one step: micro-batched forward/backward, one optimiser step.
+
+The loss aggregation (prompt_mean, token_mean, sequence_mean) is linear in the per-token losses,
+so its per-token weights over the whole batch are taken once (the gradient of the aggregation at
+zero) and every micro-batch contributes ``sum(w * loss)``: the accumulated gradient equals that of
+the full batch, whatever the micro-batch size.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from editcredit.rl.losses import aggregate, get_policy_loss
+
+
+@dataclass(frozen=True)
+class UpdateSequence:
+    """One rollout as the update sees it (arrays of the same length as ``token_ids``)."""
+
+    token_ids: Sequence[int]
+    logprobs: Sequence[float]
+    valid: np.ndarray
+    advantages: np.ndarray
+    group: Hashable
+
+
+def aggregation_weights(mask: torch.Tensor, groups: Sequence[Hashable], how: str) -> torch.Tensor:
+    """Per-token weights ``w`` with ``aggregate(x, mask, groups, how) == (w * x).sum()``."""
+    x = torch.zeros_like(mask, dtype=torch.float64, requires_grad=True)
+    total = aggregate(x, mask.to(torch.float64), list(groups), how)
+    (weights,) = torch.autograd.grad(total, x, allow_unused=True)
+    return torch.zeros_like(x) if weights is None else weights.detach()
+
+
+def _pad(rows: list[Sequence], width: int, fill, dtype) -> torch.Tensor:
+    out = torch.full((len(rows), width), fill, dtype=dtype)
+    for i, r in enumerate(rows):
+        out[i, : len(r)] = torch.as_tensor(np.asarray(r), dtype=dtype)
+    return out
+
+
+def policy_update(
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    sequences: list[UpdateSequence],
+    *,
+    policy_loss: str,
+    loss_aggregation: str,
+    ppo_clip: float,
+    dppo_delta: float,
+    temperature: float,
+    micro_batch_size: int,
+    max_grad_norm: float,
+) -> dict[str, float]:
+    """One optimiser step on ``sequences``; returns loss, entropy, gradient norm and counts."""
+    device = next(model.parameters()).device
+    width = max(len(s.token_ids) for s in sequences)
+    valid = _pad([s.valid.astype(np.float64) for s in sequences], width, 0.0, torch.float64)
+    weights = aggregation_weights(valid, [s.group for s in sequences], loss_aggregation)
+    loss_fn = get_policy_loss(policy_loss)
+    model.train()
+    optimizer.zero_grad(set_to_none=True)
+    total_loss = entropy_sum = tv_masked = 0.0
+    n_valid = float(valid.sum())
+    micro_batches = 0
+    for start in range(0, len(sequences), micro_batch_size):
+        batch = sequences[start : start + micro_batch_size]
+        if not any(s.valid.any() for s in batch):
+            continue
+        micro_batches += 1
+        w = max(len(s.token_ids) for s in batch)
+        ids = _pad([s.token_ids for s in batch], w, 0, torch.long).to(device)
+        attn = _pad([[1] * len(s.token_ids) for s in batch], w, 0, torch.long).to(device)
+        mask = _pad([s.valid.astype(np.float32) for s in batch], w, 0.0, torch.float32)
+        old = _pad([s.logprobs for s in batch], w, 0.0, torch.float32)
+        adv = _pad([s.advantages for s in batch], w, 0.0, torch.float32)
+        wts = weights[start : start + len(batch), :w].to(torch.float32)
+        mask, old, adv, wts = (t.to(device) for t in (mask, old, adv, wts))
+        with torch.autocast("cuda", torch.bfloat16, enabled=device.type == "cuda"):
+            logits = model(input_ids=ids, attention_mask=attn).logits
+        logp_all = torch.log_softmax(logits.float() / temperature, dim=-1)
+        # token j is predicted by position j-1; token 0 (bos) is never valid
+        new = torch.zeros_like(old)
+        new[:, 1:] = logp_all[:, :-1].gather(-1, ids[:, 1:, None]).squeeze(-1)
+        loss_tokens, stats = loss_fn(new, old, adv, mask, ppo_clip=ppo_clip, dppo_delta=dppo_delta)
+        loss = (wts * loss_tokens).sum()
+        loss.backward()
+        with torch.no_grad():
+            ent = -(logp_all.exp() * logp_all).sum(-1)
+            ent_tok = torch.zeros_like(old)
+            ent_tok[:, 1:] = ent[:, :-1]
+            entropy_sum += float((ent_tok * mask).sum())
+            tv_masked += stats.get("masked_fraction", 0.0) * float(mask.sum())
+        total_loss += float(loss.detach())
+    grad_norm = float(torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm))
+    if micro_batches:
+        optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    return {
+        "loss": total_loss,
+        "entropy": entropy_sum / n_valid if n_valid else math.nan,
+        "grad_norm": grad_norm,
+        "micro_batches": micro_batches,
+        "tv_masked_fraction": tv_masked / n_valid if n_valid else 0.0,
+        "valid_tokens": n_valid,
+    }
