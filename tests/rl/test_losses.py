@@ -264,38 +264,26 @@ def test_register_policy_loss_adds_and_rejects_duplicates():
 
 # ---------------------------------------------------------------- TrainConfig
 
-METHOD_DEFAULTS = {
-    "lr": 1e-6,
-    "temperature": 1.0,
-    "group_size": 8,
-    "tasks_per_step": 16,
-    "normalize_std": False,
-    "loss_aggregation": "prompt_mean",
-    "policy_loss": "dppo_binary_tv",
-    "ppo_clip": 0.2,
-    "dppo_delta": 0.15,
-    "zero_variance_filter": False,
-    "format_penalty": -0.5,
-    "regression_penalty": -0.25,
-    "credit_lambda": 0.1,
-    "credit_c": 1.0,
-    "query_rate": 1.0,
-    "arm": "O",
-    "steps": 80,
-    "checkpoint_every": 10,
-    "seed": 42,
-    "micro_batch_size": 8,
-    "max_grad_norm": 1.0,
-}
+
+def _full(**over):
+    from taskfactory import CONFIG
+
+    d = {**CONFIG["training"]["grpo"], "temperature": 1.0, "arm": "O", "seed": 42}
+    return {**d, **over}
 
 
-def test_defaults_are_methods_values():
-    assert dataclasses.asdict(TrainConfig()) == METHOD_DEFAULTS
-    assert TrainConfig.from_dict({}) == TrainConfig()
+def test_every_field_comes_from_config_and_a_missing_one_is_named():
+    assert TrainConfig.from_dict(_full()).lr == pytest.approx(
+        __import__("taskfactory").CONFIG["training"]["grpo"]["lr"]
+    )
+    d = _full()
+    del d["dppo_delta"]
+    with pytest.raises(ValueError, match="missing key.*dppo_delta"):
+        TrainConfig.from_dict(d)
 
 
 def test_from_dict_overrides_and_is_frozen():
-    cfg = TrainConfig.from_dict({"arm": "M", "loss_aggregation": "token_mean", "seed": 314159})
+    cfg = TrainConfig.from_dict(_full(arm="M", loss_aggregation="token_mean", seed=314159))
     assert (cfg.arm, cfg.loss_aggregation, cfg.seed) == ("M", "token_mean", 314159)
     with pytest.raises(dataclasses.FrozenInstanceError):
         cfg.arm = "B"  # type: ignore[misc]
@@ -303,7 +291,7 @@ def test_from_dict_overrides_and_is_frozen():
 
 @pytest.mark.parametrize("arm", ARMS)
 def test_every_arm_is_accepted(arm):
-    assert TrainConfig.from_dict({"arm": arm}).arm == arm
+    assert TrainConfig.from_dict(_full(arm=arm)).arm == arm
 
 
 @pytest.mark.parametrize(
@@ -321,4 +309,19 @@ def test_every_arm_is_accepted(arm):
 )
 def test_from_dict_errors_name_the_field(d, message):
     with pytest.raises(ValueError, match=message):
-        TrainConfig.from_dict(d)
+        TrainConfig.from_dict({**_full(), **d})
+
+
+def test_full_study_preset_holds_methods_published_values():
+    import yaml
+    from taskfactory import REPO
+
+    with open(f"{REPO}/config/presets/full-study.yaml") as fh:
+        preset = yaml.safe_load(fh)
+    grpo = preset["training"]["grpo"]
+    assert (grpo["tasks_per_step"], grpo["group_size"], grpo["lr"]) == (16, 8, 1e-6)
+    assert (preset["training"]["endpoint_step"], preset["training"]["segment_steps"]) == (80, 10)
+    assert (grpo["credit_lambda"], grpo["credit_c"], grpo["query_rate"]) == (0.1, 1.0, 1.0)
+    assert grpo["dppo_delta"] == 0.15 and grpo["loss_aggregation"] == "prompt_mean"
+    assert preset["agent"]["temperature"] == 1.0
+    assert sorted(preset["training"]["plan"]["M"]) == [42, 271828, 314159]

@@ -138,3 +138,22 @@ def test_rewards_in_rows_are_never_touched():
     for arm in "OBME":
         assemble_step(rows, queries, run="r", arm=arm, lam=LAM, c=C, normalize_std=False)
     assert [r["reward"] for r in rows] == before
+
+
+def test_zero_variance_filter_drops_flat_groups_only_when_asked():
+    rows, queries = _batch()
+    rows[1]["reward"] = 1.0  # group a now flat
+    kept = assemble_step(rows, queries, run="r", arm="O", lam=LAM, c=C, normalize_std=False)
+    assert kept.valid[0].any() and kept.sequence_advantages[0] == 0.0
+    dropped = assemble_step(
+        rows,
+        queries,
+        run="r",
+        arm="O",
+        lam=LAM,
+        c=C,
+        normalize_std=False,
+        zero_variance_filter=True,
+    )
+    assert not dropped.valid[0].any() and not dropped.valid[1].any()
+    assert dropped.valid[2].any()

@@ -1,7 +1,7 @@
 """The training configuration of one GRPO run (METHOD §3-§5), validated on construction.
 
-The defaults mirror METHOD's bold values; in production the values come from config/config.yaml
-(METHOD: defaults live there) through `TrainConfig.from_dict`.
+The values come from config/config.yaml through `TrainConfig.from_dict` (METHOD: defaults live
+there, never in code); the full-study values are in config/presets/full-study.yaml.
 """
 
 from __future__ import annotations
@@ -15,49 +15,45 @@ ARMS = ("O", "B", "M", "E")
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """Settings of one training run: optimiser, GRPO, policy loss, reward and credit."""
+    """Settings of one training run: optimiser, GRPO, policy loss and credit.
 
-    lr: float = 1e-6
-    """Learning rate of the optimiser."""
-    temperature: float = 1.0
-    """Sampling temperature of the rollouts."""
-    group_size: int = 8
+    Every field is required: the values live in config/config.yaml (``training.grpo``, with the
+    agent's sampling temperature and the run's arm and seed), never in code.
+    """
+
+    lr: float
+    """Learning rate of the optimiser (AdamW, no weight decay)."""
+    temperature: float
+    """Sampling temperature of the rollouts; the update's log-probs use the same one."""
+    group_size: int
     """Samples per task in one step (one GRPO group)."""
-    tasks_per_step: int = 16
+    tasks_per_step: int
     """Tasks per training step (batch = tasks_per_step x group_size rollouts)."""
-    normalize_std: bool = False
+    normalize_std: bool
     """Divide the group-centred advantages by the group standard deviation."""
-    loss_aggregation: str = "prompt_mean"
+    loss_aggregation: str
     """How per-token losses become one scalar: prompt_mean, token_mean or sequence_mean."""
-    policy_loss: str = "dppo_binary_tv"
+    policy_loss: str
     """Name of the policy loss in `editcredit.rl.losses.POLICY_LOSSES`."""
-    ppo_clip: float = 0.2
+    ppo_clip: float
     """PPO ratio clipping epsilon: the ratio is clipped to [1 - eps, 1 + eps]."""
-    dppo_delta: float = 0.15
+    dppo_delta: float
     """DPPO binary-TV threshold on |p_now - p_rollout| in the advantage's direction."""
-    zero_variance_filter: bool = False
+    zero_variance_filter: bool
     """Drop groups whose rewards are all equal (METHOD keeps them: false)."""
-    format_penalty: float = -0.5
-    """Terminal reward added for a format error (an action that cannot be parsed)."""
-    regression_penalty: float = -0.25
-    """Terminal reward added when a PASS_TO_PASS test regresses."""
-    credit_lambda: float = 0.1
+    credit_lambda: float
     """Credit weight lambda of the auxiliary term (METHOD §3)."""
-    credit_c: float = 1.0
+    credit_c: float
     """Per-token credit cap c (METHOD §3)."""
-    query_rate: float = 1.0
+    query_rate: float
     """Probability p that an eligible trajectory gets its counterfactual query."""
-    arm: str = "O"
+    arm: str
     """Credit arm: O (none), B (broadcast), M (block), E (advantage-on-block)."""
-    steps: int = 80
-    """Number of training steps; the endpoint checkpoint."""
-    checkpoint_every: int = 10
-    """Write a checkpoint every this many steps."""
-    seed: int = 42
-    """Training seed."""
-    micro_batch_size: int = 8
+    seed: int
+    """Training seed (task order, sampling seeds)."""
+    micro_batch_size: int
     """Sequences per forward/backward pass (gradient accumulation over micro-batches)."""
-    max_grad_norm: float = 1.0
+    max_grad_norm: float
     """Gradient-norm clipping threshold."""
 
     def __post_init__(self) -> None:
@@ -66,7 +62,7 @@ class TrainConfig:
         _check_choice("loss_aggregation", self.loss_aggregation, LOSS_AGGREGATION_NAMES)
         _check_choice("arm", self.arm, ARMS)
         _check_choice("policy_loss", self.policy_loss, tuple(sorted(POLICY_LOSSES)))
-        for name in ("group_size", "tasks_per_step", "steps", "checkpoint_every"):
+        for name in ("group_size", "tasks_per_step"):
             _check(name, getattr(self, name) >= 1, "must be >= 1")
         _check("micro_batch_size", self.micro_batch_size >= 1, "must be >= 1")
         for name in ("lr", "temperature", "ppo_clip", "dppo_delta", "credit_c", "max_grad_norm"):
@@ -81,6 +77,9 @@ class TrainConfig:
         unknown = sorted(set(d) - known)
         if unknown:
             raise ValueError(f"TrainConfig: unknown key(s): {', '.join(unknown)}")
+        missing = sorted(known - set(d))
+        if missing:
+            raise ValueError(f"TrainConfig: missing key(s): {', '.join(missing)}")
         return cls(**d)
 
 

@@ -136,6 +136,7 @@ def train_segment(
             lam=cfg.credit_lambda,
             c=cfg.credit_c,
             normalize_std=cfg.normalize_std,
+            zero_variance_filter=cfg.zero_variance_filter,
         )
         t0 = time.monotonic()
         sequences = [

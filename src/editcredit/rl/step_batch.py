@@ -42,11 +42,25 @@ def assemble_step(
     lam: float,
     c: float,
     normalize_std: bool,
+    zero_variance_filter: bool = False,
 ) -> StepCredit:
-    """Advantages, credit and ledger of one step's rollouts (``rows`` and ``queries`` aligned)."""
+    """Advantages, credit and ledger of one step's rollouts (``rows`` and ``queries`` aligned).
+
+    With ``zero_variance_filter`` the rollouts of groups whose rewards are all equal leave the
+    loss like masked ones (METHOD keeps them by default).
+    """
     if len(rows) != len(queries):
         raise ValueError(f"{len(rows)} rollouts but {len(queries)} query records")
     rewards = [None if r["masked"] else float(r["reward"]) for r in rows]
+    if zero_variance_filter:
+        by_group: dict[str, set[float]] = {}
+        for r, w in zip(rows, rewards, strict=True):
+            if w is not None:
+                by_group.setdefault(r["instance_id"], set()).add(w)
+        flat = {g for g, values in by_group.items() if len(values) == 1}
+        rewards = [
+            None if r["instance_id"] in flat else w for r, w in zip(rows, rewards, strict=True)
+        ]
     seq_adv = group_advantages(rewards, [r["instance_id"] for r in rows], normalize_std)
     out = StepCredit(valid=[], advantages=[], sequence_advantages=seq_adv)
     queries_cf = ARM_QUERIES_CF[arm]

@@ -23,8 +23,13 @@ class GateFailed(RuntimeError):
     """The first-segment gate stopped the run (METHOD §5)."""
 
 
-def train_config(training: dict[str, Any], arm: str, seed: int) -> TrainConfig:
-    return TrainConfig.from_dict({**training["grpo"], "arm": arm, "seed": seed})
+def train_config(
+    training: dict[str, Any], agent: dict[str, Any], arm: str, seed: int
+) -> TrainConfig:
+    """The run's config: ``training.grpo`` plus the agent's temperature, the arm and the seed."""
+    return TrainConfig.from_dict(
+        {**training["grpo"], "temperature": agent["temperature"], "arm": arm, "seed": seed}
+    )
 
 
 def train_segment_job(
@@ -46,7 +51,7 @@ def train_segment_job(
     gate_dir: str = "logs/gates",
 ) -> dict[str, Any]:
     arm, seed = run.split("-s")
-    cfg = train_config(training, arm, int(seed))
+    cfg = train_config(training, agent, arm, int(seed))
     k = int(training["segment_steps"])
     # the previous segment's directory, or the base model's at step 0
     start_state = previous if step > k else None
