@@ -15,6 +15,7 @@ include: "rules/data.smk"
 include: "rules/controls.smk"
 include: "rules/policy.smk"
 include: "rules/train.smk"
+include: "rules/audit.smk"
 
 
 rule all:
@@ -23,3 +24,4 @@ rule all:
         expand("results/controls/{suite}/summary.json", suite=config["suites"]),
         expand("results/base/{model}/probe.json", model=config["models"]),
         endpoint_segments(),
+        "results/audits/summary.parquet",

@@ -1,7 +1,7 @@
-"""The ``editcredit`` command: grade one task, export a task, build the sandbox image.
+"""The ``editcredit`` command: grade one task, export a task, build the sandbox image, verify.
 
 Every failure is one line on stderr, ``editcredit: error: ...``, and exit status 2; nothing is
-written unless the whole output is ready.
+written unless the whole output is ready. ``verify`` exits 1 when it finds mismatches.
 """
 
 from __future__ import annotations
@@ -96,6 +96,19 @@ def cmd_build_image(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_verify(args: argparse.Namespace) -> int:
+    from editcredit.audit.verify import format_report, report_json, verify_tree
+
+    root = Path(args.root)
+    if not root.is_dir():
+        raise UsageError(f"--root {args.root}: no such directory")
+    report = verify_tree(root, args.config)
+    sys.stdout.write(format_report(report))
+    if args.json:
+        atomic_write_text(args.json, json.dumps(report_json(report), indent=2) + "\n")
+    return 0 if report.ok else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="editcredit", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -116,6 +129,16 @@ def build_parser() -> argparse.ArgumentParser:
     image = sub.add_parser("build-image", help="pull or build the sandbox base image")
     image.add_argument("--config", default=DEFAULT_CONFIG)
     image.set_defaults(func=cmd_build_image)
+    verify = sub.add_parser(
+        "verify",
+        help="re-hash frozen data, models, checkpoints and results; exit 1 on any mismatch",
+    )
+    verify.add_argument("--root", default=".", help="the workflow directory (default: .)")
+    verify.add_argument(
+        "--config", default=DEFAULT_CONFIG, help="config with the pins (relative to --root)"
+    )
+    verify.add_argument("--json", help="also write the findings as JSON to this file")
+    verify.set_defaults(func=cmd_verify)
     return parser
 
 

@@ -84,3 +84,11 @@ def write_raw() -> Callable[..., Path]:
 def bf16_ref() -> tuple[Callable[[int], float], Callable[[float], int]]:
     """``(bf16_value, bf16_round_bits)``."""
     return bf16_value, bf16_round_bits
+
+
+@pytest.fixture(scope="session")
+def tiny_base(tmp_path_factory) -> Path:
+    """A tiny Qwen2 base model directory (read-only for the tests: copy before editing)."""
+    from ckpt_factory import tiny_qwen2
+
+    return tiny_qwen2(tmp_path_factory.mktemp("tiny") / "base")

@@ -121,6 +121,7 @@ class AuditReport:
     vs_previous: Comparison | None
     bytes_read: int
     failures: tuple[str, ...]
+    notes: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:

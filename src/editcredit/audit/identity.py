@@ -1,22 +1,39 @@
-"""Identity receipts of model directories: SHA256 of every file plus the config that made it."""
+"""Identity receipts of model directories: SHA256 of every file plus the config that made it.
+
+Snakemake's own ``.snakemake_timestamp`` marker (written into directory outputs after the job
+that made the receipt) is not part of the identity.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from editcredit.audit.provenance import atomic_write_text, code_version, config_hash, sha256_file
 
+__all__ = [
+    "IGNORED",
+    "RECEIPT",
+    "file_hashes",
+    "receipt_files",
+    "verify_identity",
+    "write_identity",
+]
+
 RECEIPT = "identity.json"
+#: file names that are never part of an identity (Snakemake's directory-output marker)
+IGNORED = frozenset({RECEIPT, ".snakemake_timestamp"})
 
 
-def file_hashes(directory: Path) -> dict[str, str]:
-    return {
-        p.relative_to(directory).as_posix(): sha256_file(p)
-        for p in sorted(directory.rglob("*"))
-        if p.is_file() and p.name != RECEIPT
-    }
+def receipt_files(directory: Path) -> list[Path]:
+    """The files an identity receipt covers, sorted."""
+    return sorted(p for p in directory.rglob("*") if p.is_file() and p.name not in IGNORED)
+
+
+def file_hashes(directory: Path, hasher: Callable[[Path], str] = sha256_file) -> dict[str, str]:
+    return {p.relative_to(directory).as_posix(): hasher(p) for p in receipt_files(directory)}
 
 
 def write_identity(
@@ -35,10 +52,12 @@ def write_identity(
     return receipt
 
 
-def verify_identity(directory: str | Path) -> list[str]:
+def verify_identity(
+    directory: str | Path, hasher: Callable[[Path], str] = sha256_file
+) -> list[str]:
     """Files whose hash differs from the receipt (missing and extra files included)."""
     directory = Path(directory)
     receipt = json.loads((directory / RECEIPT).read_text())
-    actual = file_hashes(directory)
+    actual = file_hashes(directory, hasher)
     expected = receipt["files"]
     return sorted(p for p in set(actual) | set(expected) if actual.get(p) != expected.get(p))

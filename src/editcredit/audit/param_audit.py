@@ -214,10 +214,13 @@ class _Scanner:
 
 
 def _failures(
-    nonfinite: dict[str, int], vs_base: Comparison, vs_prev: Comparison | None
+    nonfinite: dict[str, int],
+    vs_base: Comparison,
+    vs_prev: Comparison | None,
+    require_change: bool,
 ) -> tuple[str, ...]:
     out: list[str] = []
-    if vs_base.changed_elements == 0:
+    if vs_base.changed_elements == 0 and require_change:
         out.append(EQUALS_BASE)
     bad = [n for n, c in nonfinite.items() if c]
     if bad:
@@ -242,11 +245,14 @@ def audit_checkpoint(
     previous_dir: str | os.PathLike[str] | None = None,
     *,
     chunk_bytes: int = CHUNK_BYTES,
+    require_change: bool = True,
 ) -> AuditReport:
     """Audit ``ckpt_dir`` against ``base_dir`` (and ``previous_dir``); see METHOD.md s.10.
 
     Each argument is a safetensors file or a directory of shards. Malformed files raise
-    ``SafetensorsError``; audit findings go to ``AuditReport.failures``.
+    ``SafetensorsError``; audit findings go to ``AuditReport.failures``. A checkpoint equal to
+    its base fails unless ``require_change`` is false (then it is a note: checkpoints before the
+    endpoint may legitimately not have moved yet).
     """
     if chunk_bytes < 8 or chunk_bytes % 8:
         raise ValueError("chunk_bytes must be a positive multiple of 8")
@@ -283,6 +289,11 @@ def audit_checkpoint(
         )
     vs_base = base_plan.comparison(ckpt)
     vs_prev = None if prev_plan is None else prev_plan.comparison(ckpt)
+    notes = []
+    if vs_base.changed_elements == 0 and not require_change:
+        notes.append(f"{EQUALS_BASE} (allowed: not the endpoint)")
+    if vs_prev is not None and vs_prev.changed_elements == 0:
+        notes.append("checkpoint equals the previous checkpoint of its run")
     extra = sum(p.stat().st_size for p in others if p not in shard_paths)
     return AuditReport(
         checkpoint=str(ckpt.root),
@@ -295,5 +306,6 @@ def audit_checkpoint(
         vs_base=vs_base,
         vs_previous=vs_prev,
         bytes_read=scanner.bytes_read + extra,
-        failures=_failures(scanner.nonfinite, vs_base, vs_prev),
+        failures=_failures(scanner.nonfinite, vs_base, vs_prev, require_change),
+        notes=tuple(notes),
     )

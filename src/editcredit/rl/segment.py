@@ -97,7 +97,7 @@ def train_segment(
     optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.0)
     if opt_state is not None:
         optimizer.load_state_dict(opt_state)
-    initial = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    initial = {k: v.detach().clone() for k, v in model.named_parameters()}  # tied: once
     cursor = DataCursor.from_dict(state["cursor"]) if state else DataCursor(cfg.seed)
     monitor = HealthMonitor(
         int(health_cfg["unavailable_streak"]),
@@ -171,7 +171,7 @@ def train_segment(
         all_rows += rows
         ledger += credit.ledger
         metrics.append(m)
-    changed = sum(not torch.equal(initial[k], v.detach()) for k, v in model.state_dict().items())
+    changed = sum(not torch.equal(initial[k], v.detach()) for k, v in model.named_parameters())
     receipt = {
         "run": spec.run,
         "arm": cfg.arm,

@@ -1,0 +1,48 @@
+# Parameter audits (METHOD §10): every segment checkpoint against the base and the previous one.
+
+
+rule audit_params:
+    input:
+        ckpt="runs/{run}/step_{step}",
+        base=base_model_dir(),
+        previous=previous_segment,
+    output:
+        "results/audits/{run}/step_{step}.json",
+    log:
+        "logs/audit_params/{run}/step_{step}.log",
+    benchmark:
+        "results/benchmarks/audit_params/{run}/step_{step}.tsv"
+    conda:
+        "../envs/editcredit.yaml"
+    resources:
+        gpu=0,
+        mem_mb=mem_mb("audit_params", 2000),
+    params:
+        cfg=config["audit"],
+        ckpt_model=lambda wc: checkpoint_dir(wc.run, wc.step),
+        previous_model=lambda wc: checkpoint_dir(wc.run, previous_step(wc.step)),
+        endpoint_step=config["training"]["endpoint_step"],
+    script:
+        "../scripts/audit_params.py"
+
+
+rule audit_summary:
+    input:
+        expand(
+            "results/audits/{run}/step_{step}.json",
+            run=run_names(),
+            step=segment_ends(),
+        ),
+    output:
+        "results/audits/summary.parquet",
+    log:
+        "logs/audit_summary.log",
+    benchmark:
+        "results/benchmarks/audit_summary.tsv"
+    conda:
+        "../envs/editcredit.yaml"
+    resources:
+        gpu=0,
+        mem_mb=mem_mb("audit_summary", 1000),
+    script:
+        "../scripts/audit_summary.py"

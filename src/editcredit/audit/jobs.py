@@ -1,0 +1,218 @@
+"""The two audit jobs of the workflow: one checkpoint's audit JSON, and the summary table.
+
+``audit_params_job`` audits ``runs/{run}/step_{N}/model`` against the base model and the
+previous checkpoint of its run, cross-checks the file hashes with the step's identity receipt,
+and writes ``results/audits/{run}/step_{N}.json`` with its provenance block. Any failure (METHOD
+section 10) raises ``AuditFailed`` with every reason in one message and writes nothing.
+``audit_summary_job`` gathers the audits into ``results/audits/summary.parquet``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from editcredit.audit.audit_report import AuditReport, FileDigest
+from editcredit.audit.hashing import CHUNK_BYTES
+from editcredit.audit.identity import RECEIPT
+from editcredit.audit.param_audit import audit_checkpoint
+from editcredit.audit.provenance import directory_digest, write_result_json, write_result_parquet
+
+__all__ = [
+    "AuditFailed",
+    "SUMMARY_SCHEMA",
+    "audit_params_job",
+    "audit_summary_job",
+    "identity_mismatches",
+    "summary_row",
+]
+
+
+class AuditFailed(RuntimeError):
+    """A checkpoint failed its parameter audit; the message names it and every reason."""
+
+
+def identity_mismatches(model_dir: Path, files: Sequence[FileDigest]) -> list[str]:
+    """Audited files whose SHA256 differs from the identity receipt of the model's directory.
+
+    The receipt is ``model_dir/identity.json`` (a base model) or ``model_dir/../identity.json``
+    (a training step, whose receipt covers ``model/...``); none found means nothing to check.
+    """
+    for receipt_dir in (model_dir, model_dir.parent):
+        receipt = receipt_dir / RECEIPT
+        if receipt.is_file():
+            break
+    else:
+        return []
+    recorded: dict[str, str] = json.loads(receipt.read_text(encoding="utf-8"))["files"]
+    prefix = model_dir.relative_to(receipt_dir).as_posix()
+    prefix = "" if prefix == "." else prefix + "/"
+    audited = {prefix + f.path: f.sha256 for f in files if Path(f.path).name != RECEIPT}
+    audited.pop(prefix + ".snakemake_timestamp", None)
+    expected = {k: v for k, v in recorded.items() if k.startswith(prefix)}
+    bad = sorted(k for k in set(audited) | set(expected) if audited.get(k) != expected.get(k))
+    return [f"{receipt}: {k} differs from the receipt" for k in bad]
+
+
+def _log_view(result: dict[str, Any]) -> dict[str, Any]:
+    """The audit without its per-file and per-tensor lists (those go to the JSON only)."""
+    out = {k: v for k, v in result.items() if k not in ("files", "tensors")}
+    for key in ("vs_base", "vs_previous"):
+        if out.get(key):
+            out[key] = {k: v for k, v in out[key].items() if k != "tensors"}
+    return out
+
+
+def _model_digest(files: Sequence[FileDigest]) -> str:
+    """``sha256_path`` of the checkpoint directory, from the hashes the audit computed."""
+    ordered = sorted(files, key=lambda f: Path(f.path))
+    return directory_digest((f.path, f.sha256) for f in ordered)
+
+
+def audit_params_job(
+    ckpt_model: str | Path,
+    base_model: str | Path,
+    previous_model: str | Path | None,
+    out_json: str | Path,
+    run: str,
+    step: int,
+    endpoint_step: int,
+    audit_cfg: dict[str, Any],
+    config: Any,
+) -> dict[str, Any]:
+    """Audit one checkpoint and write its JSON; raise ``AuditFailed`` on any failure."""
+    step = int(step)
+    chunk = int(audit_cfg.get("chunk_mib", CHUNK_BYTES >> 20)) << 20
+    report: AuditReport = audit_checkpoint(
+        ckpt_model,
+        base_model,
+        previous_model or None,
+        chunk_bytes=chunk,
+        require_change=step >= int(endpoint_step),
+    )
+    failures = list(report.failures) + identity_mismatches(Path(ckpt_model), report.files)
+    arm, seed = run.split("-s")
+    result = {
+        "run": run,
+        "arm": arm,
+        "seed": int(seed),
+        "step": step,
+        "endpoint": step == int(endpoint_step),
+        **report.to_dict(),
+        "failures": failures,
+        "ok": not failures,
+    }
+    print(json.dumps(_log_view(result), indent=1))
+    if failures:
+        raise AuditFailed(
+            f"parameter audit of {ckpt_model} (run {run}, step {step}) failed: "
+            + "; ".join(failures)
+        )
+    inputs = [str(ckpt_model), str(base_model)]
+    if previous_model:
+        inputs.append(str(previous_model))
+    write_result_json(
+        out_json, result, inputs, config, known={str(ckpt_model): _model_digest(report.files)}
+    )
+    return result
+
+
+#: one row per audited checkpoint; ``*_prev`` columns compare with the previous checkpoint
+SUMMARY_SCHEMA = pa.schema(
+    [
+        ("run", pa.string()),
+        ("arm", pa.string()),
+        ("seed", pa.int64()),
+        ("step", pa.int32()),
+        ("endpoint", pa.bool_()),
+        ("ok", pa.bool_()),
+        ("checkpoint", pa.string()),
+        ("checkpoint_sha256", pa.string()),
+        ("n_files", pa.int32()),
+        ("n_tensors", pa.int32()),
+        ("bytes_read", pa.int64()),
+        ("missing_keys", pa.int32()),
+        ("unexpected_keys", pa.int32()),
+        ("shape_mismatches", pa.int32()),
+        ("dtype_differences", pa.int32()),
+        ("compared_tensors", pa.int32()),
+        ("compared_elements", pa.int64()),
+        ("changed_tensors", pa.int32()),
+        ("changed_elements", pa.int64()),
+        ("changed_share", pa.float64()),
+        ("relative_change", pa.float64()),
+        ("max_tensor_relative_change", pa.float64()),
+        ("max_tensor", pa.string()),
+        ("changed_tensors_prev", pa.int32()),
+        ("changed_elements_prev", pa.int64()),
+        ("relative_change_prev", pa.float64()),
+        ("checkpoint_nonfinite", pa.int64()),
+        ("base_nonfinite", pa.int64()),
+        ("cast_base_nonfinite", pa.int64()),
+        ("notes", pa.string()),
+        ("audit_json", pa.string()),
+    ]
+)
+
+
+def _num(value: Any) -> float:
+    """A JSON number or one of ``json_ready``'s strings ``"nan"``, ``"inf"``, ``"-inf"``."""
+    return float(value)
+
+
+def summary_row(audit: dict[str, Any], audit_json: str) -> dict[str, Any]:
+    """One summary row from an audit JSON body."""
+    vb, vp = audit["vs_base"], audit.get("vs_previous") or {}
+    finite = [t for t in vb["tensors"] if math.isfinite(_num(t["relative_change"]))]
+    top = max(finite, key=lambda t: _num(t["relative_change"]), default=None)
+    return {
+        "run": audit["run"],
+        "arm": audit["arm"],
+        "seed": audit["seed"],
+        "step": audit["step"],
+        "endpoint": audit["endpoint"],
+        "ok": audit["ok"],
+        "checkpoint": audit["checkpoint"],
+        "checkpoint_sha256": audit["provenance"]["inputs"].get(audit["checkpoint"]),
+        "n_files": len(audit["files"]),
+        "n_tensors": len(audit["tensors"]),
+        "bytes_read": audit["bytes_read"],
+        "missing_keys": len(vb["missing_keys"]),
+        "unexpected_keys": len(vb["unexpected_keys"]),
+        "shape_mismatches": len(vb["shape_mismatches"]),
+        "dtype_differences": len(vb["dtype_differences"]),
+        "compared_tensors": vb["compared_tensors"],
+        "compared_elements": vb["compared_elements"],
+        "changed_tensors": vb["changed_tensors"],
+        "changed_elements": vb["changed_elements"],
+        "changed_share": vb["changed_elements"] / max(vb["compared_elements"], 1),
+        "relative_change": _num(vb["relative_change"]),
+        "max_tensor_relative_change": None if top is None else _num(top["relative_change"]),
+        "max_tensor": None if top is None else top["name"],
+        "changed_tensors_prev": vp.get("changed_tensors"),
+        "changed_elements_prev": vp.get("changed_elements"),
+        "relative_change_prev": None if not vp else _num(vp["relative_change"]),
+        "checkpoint_nonfinite": audit["checkpoint_nonfinite"],
+        "base_nonfinite": vb["reference_nonfinite"],
+        "cast_base_nonfinite": vb["cast_reference_nonfinite"],
+        "notes": "; ".join(audit.get("notes", [])),
+        "audit_json": audit_json,
+    }
+
+
+def audit_summary_job(
+    audit_paths: Iterable[str | Path], out_parquet: str | Path, config: Any
+) -> pa.Table:
+    """Write ``results/audits/summary.parquet``: one row per audit, sorted by run and step."""
+    paths = sorted(map(str, audit_paths))
+    rows = [summary_row(json.loads(Path(p).read_text(encoding="utf-8")), p) for p in paths]
+    rows.sort(key=lambda r: (r["run"], r["step"]))
+    table = pa.Table.from_pylist(rows, schema=SUMMARY_SCHEMA)
+    write_result_parquet(out_parquet, table, paths, config)
+    print(f"{len(rows)} audits -> {out_parquet}")
+    return table

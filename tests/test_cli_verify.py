@@ -1,0 +1,90 @@
+"""``editcredit verify``: exit 0 when clean, 1 with every mismatch and its tables, 2 on bad use."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+
+import pytest
+
+from editcredit.audit.provenance import write_result_json, write_result_tex
+
+
+def verify(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "editcredit.cli", "verify", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.fixture
+def tree(tmp_path, monkeypatch):
+    """A frozen suite pinned in the config, a result built from it, a table built from that."""
+    monkeypatch.chdir(tmp_path)
+    suite = tmp_path / "data/frozen/toy"
+    suite.mkdir(parents=True)
+    (suite / "tasks.parquet").write_bytes(bytes(range(256)))
+    manifest = json.dumps(
+        {"tasks_parquet_sha256": hashlib.sha256(bytes(range(256))).hexdigest()}
+    ).encode()
+    (suite / "manifest.json").write_bytes(manifest)
+    (tmp_path / "config").mkdir()
+    pin = hashlib.sha256(manifest).hexdigest()
+    (tmp_path / "config/config.yaml").write_text(f"suites:\n  toy:\n    manifest_sha256: {pin}\n")
+    tasks = "data/frozen/toy/tasks.parquet"
+    write_result_json("results/controls/toy/summary.json", {"n": 1}, [tasks], {})
+    write_result_json("results/stats/c.json", {"d": 0}, ["results/controls/toy/summary.json"], {})
+    write_result_tex("paper/tables/main.tex", "\\relax\n", ["results/stats/c.json"], {})
+    write_result_tex("paper/tables/other.tex", "\\relax\n", [], {})
+    return tmp_path
+
+
+def test_clean_tree_exits_0(tree):
+    proc = verify("--root", str(tree))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "clean" in proc.stdout
+
+
+def test_one_changed_byte_of_frozen_data_exits_1_and_names_the_tables(tree, tmp_path):
+    path = tree / "data/frozen/toy/tasks.parquet"
+    data = bytearray(path.read_bytes())
+    data[100] ^= 0xFF
+    path.write_bytes(bytes(data))
+    out = tmp_path / "findings.json"
+    proc = verify("--root", str(tree), "--json", str(out))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "MISMATCH [frozen,input] data/frozen/toy/tasks.parquet" in proc.stdout
+    assert "tables that would change (1):" in proc.stdout
+    assert (
+        "paper/tables/main.tex  <-  results/stats/c.json  <-  "
+        "results/controls/toy/summary.json  <-  data/frozen/toy" in proc.stdout
+    )
+    assert "other.tex" not in proc.stdout
+    (finding,) = json.loads(out.read_text())["findings"]
+    assert list(finding["tables"]) == ["paper/tables/main.tex"]
+
+
+def test_default_root_is_the_working_directory(tree):  # the fixture chdirs into it
+    (tree / "results/stats/c.json").write_text("{}")  # no provenance block any more
+    proc = verify()
+    assert proc.returncode == 1
+    assert "MISMATCH [provenance,input] results/stats/c.json" in proc.stdout
+
+
+def test_missing_root_is_a_usage_error(tmp_path):
+    proc = verify("--root", str(tmp_path / "nope"))
+    assert proc.returncode == 2
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert lines == [f"editcredit: error: --root {tmp_path / 'nope'}: no such directory"]
+
+
+def test_unreadable_config_is_a_usage_error(tree):
+    (tree / "config/config.yaml").write_text("suites: [1\n")
+    proc = verify("--root", str(tree))
+    assert proc.returncode == 2
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "cannot read the suite pins" in lines[0]
