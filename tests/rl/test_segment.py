@@ -8,51 +8,17 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import torch
-from taskfactory import CONFIG, make_calc_task
+from policyfactory import toy_tasks, train_toy_policy
+from taskfactory import CONFIG
 
-from editcredit.policy.base_training import train_base_model
 from editcredit.rl.train_job import train_segment_job
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
-ARCH = {
-    "hidden_size": 32,
-    "intermediate_size": 64,
-    "num_layers": 1,
-    "num_heads": 2,
-    "num_kv_heads": 1,
-    "max_positions": 512,
-}
-
-
-def _tasks():
-    tasks = []
-    for i in range(3):
-        t = make_calc_task()
-        tasks.append(t.model_copy(update={"instance_id": f"toy__calc__add_{i}", "split": "train"}))
-    return tasks
-
 
 @pytest.fixture(scope="module")
 def base(tmp_path_factory, docker_sandbox):
-    out = tmp_path_factory.mktemp("base") / "model"
-    cfg = {
-        "seed": 0,
-        "tokenizer_vocab": 400,
-        "architecture": ARCH,
-        "experts": {"episodes_per_task": 4, "detour_prob": 0.8, "run_prob": 0.5},
-        "sft": {
-            "lr": 0.01,
-            "batch_size": 8,
-            "max_steps": 600,
-            "max_seconds": 600,
-            "warmup_steps": 5,
-            "observation_loss_weight": 0.3,
-        },
-    }
-    train_base_model(_tasks(), docker_sandbox, cfg, {"max_turns": 4}, out, torch.device("cpu"), 1)
-    return out
+    return train_toy_policy(tmp_path_factory.mktemp("base") / "model", docker_sandbox)
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +26,7 @@ def tasks_file(tmp_path_factory):
     from editcredit.data.freeze import write_parquet
 
     path = tmp_path_factory.mktemp("suite") / "tasks.parquet"
-    write_parquet(_tasks(), path)
+    write_parquet(toy_tasks(), path)
     return path
 
 

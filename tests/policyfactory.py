@@ -1,0 +1,60 @@
+"""Shared test data for training: toy train-split tasks and a small policy trained on them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+from taskfactory import make_calc_task
+
+from editcredit.data.task import Task
+
+TOY_ARCH = {
+    "hidden_size": 32,
+    "intermediate_size": 64,
+    "num_layers": 1,
+    "num_heads": 2,
+    "num_kv_heads": 1,
+    "max_positions": 512,
+}
+
+
+def toy_tasks(n: int = 3) -> list[Task]:
+    """``n`` copies of the calc task with distinct ids, in the train split."""
+    base = make_calc_task()
+    return [
+        base.model_copy(update={"instance_id": f"toy__calc__add_{i}", "split": "train"})
+        for i in range(n)
+    ]
+
+
+def write_toy_jsonl(path: Path, n: int = 3) -> Path:
+    """The toy tasks as a SWE-bench-format JSONL file (inline trees)."""
+    rows = [t.model_dump(mode="json") for t in toy_tasks(n)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def train_toy_policy(out: Path, sandbox) -> Path:
+    """A small HF policy trained by SFT on scripted experts for the toy tasks (seconds on CPU).
+
+    It edits, runs and submits often enough that GRPO groups have unequal rewards."""
+    from editcredit.policy.base_training import train_base_model
+
+    cfg = {
+        "seed": 0,
+        "tokenizer_vocab": 400,
+        "architecture": TOY_ARCH,
+        "experts": {"episodes_per_task": 4, "detour_prob": 0.8, "run_prob": 0.5},
+        "sft": {
+            "lr": 0.01,
+            "batch_size": 8,
+            "max_steps": 600,
+            "max_seconds": 600,
+            "warmup_steps": 5,
+            "observation_loss_weight": 0.3,
+        },
+    }
+    train_base_model(toy_tasks(), sandbox, cfg, {"max_turns": 4}, out, torch.device("cpu"), 1)
+    return out
