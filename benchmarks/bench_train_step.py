@@ -64,7 +64,7 @@ def main() -> None:
                 "rollouts_per_step": float(m["rollouts"].mean()),
             }
     if "O" in out:
-        for arm, row in out.items():
+        for row in out.values():
             row["ratio_to_O"] = row["seconds_per_step"] / out["O"]["seconds_per_step"]
     result = {"steps": args.steps, "device": "cpu", "arms": out}
     dest = ROOT / "benchmarks" / "out" / "train_step.json"

@@ -131,3 +131,205 @@ def training_controls_file(wildcards):
 def endpoint_segments():
     end = config["training"]["endpoint_step"]
     return [f"runs/{run}/step_{end}" for run in run_names()]
+
+
+# --- statistics and paper
+
+from editcredit.report.tables import TABLES as _PAPER_TABLE_NAMES
+
+
+def stats_comparisons():
+    """The configured comparisons (config stats.comparisons), resolved against the plan."""
+    from editcredit.stats.comparisons import comparison_specs
+
+    return comparison_specs(config["stats"], config["training"]["plan"])
+
+
+def names_regex(names):
+    """A wildcard regex matching exactly the given names."""
+    return "|".join(re.escape(str(n)) for n in names) or "(?!x)x"
+
+
+def eval_models():
+    """Eval model names: the base model and every run at the endpoint (docs/outputs.md).
+
+    Follows config evaluation.models through eval_model_specs (rules of the evaluation) when
+    those are defined; diagnostic checkpoints are never compared.
+    """
+    specs = globals().get("eval_model_specs")
+    if specs is None:
+        return ["base", *run_names()]
+    return [name for name, m in specs().items() if not m["diagnostic"]]
+
+
+def eval_slots(model, evalset):
+    return f"results/eval/{model}/{evalset}/slots.parquet"
+
+
+def evalset_slots(wildcards):
+    return [eval_slots(m, wildcards.evalset) for m in eval_models()]
+
+
+def evalset_samples(evalset):
+    """Planned samples per task of an eval set (config evaluation.evalsets); 0 = from the rows."""
+    sets = config.get("evaluation", {}).get("evalsets", {})
+    return int(sets.get(evalset, {}).get("samples", 0))
+
+
+def run_segments(runs):
+    """Every segment directory of the given runs (the training outputs)."""
+    return [f"runs/{run}/step_{n}" for run in runs for n in segment_ends()]
+
+
+def comparison_params(wildcards):
+    spec = stats_comparisons()[wildcards.comparison]
+    return {
+        "name": spec.name,
+        "arm_a": spec.arm_a,
+        "arm_b": spec.arm_b,
+        "seeds": list(spec.seeds),
+        "evalset": spec.evalset,
+    }
+
+
+def comparison_slots(wildcards):
+    spec = stats_comparisons()[wildcards.comparison]
+    return [eval_slots(m, spec.evalset) for m in spec.all_models]
+
+
+def comparison_segments(wildcards):
+    """Training segments of the compared runs (their rollouts give the in-pool tasks)."""
+    return run_segments(stats_comparisons()[wildcards.comparison].all_models)
+
+
+def arm_segments(wildcards):
+    seeds = config["training"]["plan"][wildcards.arm]
+    return run_segments([f"{wildcards.arm}-s{seed}" for seed in seeds])
+
+
+def stats_results(kind):
+    """Result files of the statistics rules, by kind."""
+    comparisons = list(config["stats"]["comparisons"])
+    if kind == "compare":
+        return [f"results/stats/{c}.json" for c in comparisons]
+    if kind == "paired":
+        return [f"results/stats/paired/{c}.json" for c in comparisons]
+    if kind == "scores":
+        return [f"results/stats/scores/{e}.json" for e in config["stats"]["evalsets"]]
+    if kind == "training":
+        arms = config["training"]["plan"]
+        return [f"results/stats/training/{arm}.json" for arm in arms]
+    raise ValueError(f"unknown kind of statistics result {kind!r}")
+
+
+def audit_results():
+    steps = segment_ends()
+    return [f"results/audits/{r}/step_{n}.json" for r in run_names() for n in steps]
+
+
+def suite_summaries():
+    return [f"results/controls/{suite}/summary.json" for suite in config["suites"]]
+
+
+def rule_gpus():
+    """GPUs each rule requests (the GPU seconds of the cost table)."""
+    gpus = {name: int(r.get("gpu", 0)) for name, r in config["resources"].items()}
+    gpus["train_segment"] = int(config["training"]["gpu"])
+    model_gpus = max(
+        (int(m.get("gpu", 0)) for m in config["models"].values()), default=0
+    )
+    for name in ("base_model", "probe"):
+        gpus.setdefault(name, model_gpus)
+    gpus.setdefault("eval_model", int(config.get("evaluation", {}).get("gpu", 0)))
+    return gpus
+
+
+PAPER_TABLES = [f"paper/tables/{name}.tex" for name in _PAPER_TABLE_NAMES]
+PAPER_FIGURES = ("training_curves", "task_differences", "bootstrap")
+
+
+# --- evaluation: eval models are 'base' and each run at the endpoint (docs/outputs.md) ------
+
+
+wildcard_constraints:
+    evalset="[A-Za-z0-9_]+",
+
+
+def eval_model_specs():
+    """Eval model name -> HF dir, rule input, run, step, diagnostic; in plan order."""
+    ev = config["evaluation"]
+    end = config["training"]["endpoint_step"]
+    base = base_model_dir()
+    models = {
+        "base": dict(dir=base, input=base, run="", step=0, diagnostic=False),
+    }
+    steps = [(end, False)]
+    for step in ev["diagnostic_steps"]:
+        if step not in segment_ends() or step == end:
+            raise ValueError(
+                f"config evaluation.diagnostic_steps: {step} is not a segment end before "
+                f"the endpoint {end}"
+            )
+        steps.append((step, True))
+    for run in run_names():
+        for step, diagnostic in steps:
+            name = f"{run}-step{step}" if diagnostic else run
+            models[name] = dict(
+                dir=checkpoint_dir(run, step),
+                input=f"runs/{run}/step_{step}",
+                run=run,
+                step=step,
+                diagnostic=diagnostic,
+            )
+    if ev["models"]:
+        unknown = [m for m in ev["models"] if m not in models]
+        if unknown:
+            raise ValueError(
+                f"config evaluation.models: unknown {unknown}; known: {sorted(models)}"
+            )
+        models = {m: models[m] for m in ev["models"]}
+    return models
+
+
+def eval_model_regex():
+    return "|".join(re.escape(m) for m in eval_model_specs()) or "(?!x)x"
+
+
+def eval_plan_models():
+    """What the plan records of each model (not the rule input)."""
+    return {
+        n: {k: v for k, v in m.items() if k != "input"}
+        for n, m in eval_model_specs().items()
+    }
+
+
+def eval_plan_tasks():
+    suites = sorted({s["suite"] for s in config["evaluation"]["evalsets"].values()})
+    return [f"data/frozen/{s}/tasks.parquet" for s in suites]
+
+
+def eval_model_input(wildcards):
+    return eval_model_specs()[wildcards.model]["input"]
+
+
+def eval_model_dir(wildcards):
+    return eval_model_specs()[wildcards.model]["dir"]
+
+
+def eval_set_tasks(wildcards):
+    suite = config["evaluation"]["evalsets"][wildcards.evalset]["suite"]
+    return f"data/frozen/{suite}/tasks.parquet"
+
+
+def eval_job_cfg():
+    """The settings of one eval_model job (the plan carries the models and eval sets)."""
+    ev = config["evaluation"]
+    return {k: ev[k] for k in ("seed", "batch_size", "limits", "faults")}
+
+
+def eval_targets():
+    return ["results/eval/plan.json"] + expand(
+        "results/eval/{model}/{evalset}/scores.json",
+        model=eval_model_specs(),
+        evalset=config["evaluation"]["evalsets"],
+    )

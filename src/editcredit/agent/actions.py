@@ -2,14 +2,17 @@
 
 One action per assistant turn::
 
-    edit <path> <function> followed by exactly two lines: a fragment of that function and
-    <old fragment>         its replacement (the first occurrence inside the function's text
-    <new fragment>         is replaced; the replacement may be empty)
-    run                    run the tests on the current tree
-    submit                 end the episode with the current tree
+    edit <path>        followed by exactly two lines: a fragment of the file, which must occur
+    <old fragment>     exactly once in it, and its replacement (which may be empty)
+    <new fragment>
+    run                run the tests on the current tree
+    submit             end the episode with the current tree
 
+Nothing has to be recalled: the path and the old fragment are copied from what is on screen.
 Anything else (unknown verb, wrong number of lines, trailing text) is a format error
-(METHOD §4): the turn is recorded, the tree is unchanged, the episode goes on.
+(METHOD §4): the turn is recorded, the tree is unchanged, the episode goes on. A fragment that
+parses but does not occur exactly once is no format error: the tree is unchanged and the
+observation says why.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-_EDIT = re.compile(r"edit (?P<path>[A-Za-z0-9_./-]+\.py) (?P<function>[A-Za-z_][A-Za-z0-9_]*)")
+_EDIT = re.compile(r"edit (?P<path>[A-Za-z0-9_./-]+\.py)")
+_TOKEN = re.compile(r"\w+|[-+*/%<>=!&|^~@]+|\s+|.")
 
 
 @dataclass(frozen=True)
@@ -27,7 +31,6 @@ class Action:
 
     kind: Literal["edit", "run", "submit"]
     path: str = ""
-    function: str = ""
     old: str = ""
     new: str = ""
 
@@ -53,60 +56,122 @@ def parse_action(text: str) -> Action:
         raise FormatError(f"'edit' needs exactly two lines (old, new), got {len(lines) - 1}")
     if not lines[1]:
         raise FormatError("'edit' needs a non-empty old fragment")
-    return Action("edit", match["path"], match["function"], lines[1], lines[2])
+    return Action("edit", match["path"], lines[1], lines[2])
 
 
 def format_action(action: Action) -> str:
     """The canonical text of an action (what the scripted experts write)."""
     if action.kind == "edit":
-        return f"edit {action.path} {action.function}\n{action.old}\n{action.new}"
+        return f"edit {action.path}\n{action.old}\n{action.new}"
     return action.kind
 
 
-def _is_word(c: str) -> bool:
-    return c.isalnum() or c == "_"
+def occurrences(text: str, fragment: str) -> int:
+    """How many times ``fragment`` occurs in ``text`` (overlaps counted)."""
+    count, at = 0, text.find(fragment)
+    while at >= 0:
+        count += 1
+        at = text.find(fragment, at + 1)
+    return count
 
 
-def minimal_fragment(scope: str, offset: int, old_line: str, new_line: str) -> tuple[str, str]:
-    """The shortest word-aligned (old, new) fragments that turn ``old_line`` into
-    ``new_line`` when the first occurrence of ``old`` in ``scope`` is replaced, where the
-    line starts at ``scope[offset]``. Widened one word at a time until that first
-    occurrence is the one on this line."""
+def apply_edit(text: str, old: str, new: str) -> tuple[str | None, str]:
+    """``text`` with the one occurrence of ``old`` replaced by ``new``, or (None, why not)."""
+    n = occurrences(text, old)
+    if n == 0:
+        return None, "the old text does not occur"
+    if n > 1:
+        return None, f"the old text occurs {n} times"
+    at = text.find(old)
+    return text[:at] + new + text[at + len(old) :], ""
+
+
+def minimal_fragment(
+    text: str, offset: int, old_line: str, new_line: str
+) -> tuple[str, str] | None:
+    """The shortest token-aligned (old, new) fragments that turn ``old_line`` (starting at
+    ``text[offset]``) into ``new_line``, with ``old`` occurring exactly once in ``text``.
+
+    Tokens are words, runs of operator characters, single punctuation marks and blanks. The
+    changed span is widened to whole tokens, then one token at a time (left, right, ...) until
+    unique. None when even the whole line is not unique."""
+    if old_line == new_line:
+        return None
     start = 0
     while start < min(len(old_line), len(new_line)) and old_line[start] == new_line[start]:
         start += 1
-    end_old, end_new = len(old_line), len(new_line)
-    while end_old > start and end_new > start and old_line[end_old - 1] == new_line[end_new - 1]:
-        end_old -= 1
-        end_new -= 1
-    while start > 0 and _is_word(old_line[start - 1]):
-        start -= 1
-    while end_old < len(old_line) and _is_word(old_line[end_old]):
-        end_old += 1
-        end_new += 1
-    if start == end_old:  # pure insertion: anchor on the preceding character
-        start = max(0, start - 1)
-    grow_left = True
-    while scope.find(old_line[start:end_old]) != offset + start:
-        if (grow_left and start > 0) or end_old >= len(old_line):
-            start -= 1
-            while start > 0 and _is_word(old_line[start - 1]) and _is_word(old_line[start]):
-                start -= 1
+    tail = 0
+    while (
+        tail < min(len(old_line), len(new_line)) - start
+        and old_line[-1 - tail] == new_line[-1 - tail]
+    ):
+        tail += 1
+    bounds = [m.start() for m in _TOKEN.finditer(old_line)] + [len(old_line)]
+    lo = max(b for b in bounds if b <= start)
+    hi = min(b for b in bounds if b >= len(old_line) - tail)
+    if lo == hi:  # pure insertion: take the next token (or the previous one at the end)
+        k = bounds.index(lo)
+        if k + 1 < len(bounds) and not old_line[lo:bounds[k + 1]].isspace():
+            hi = bounds[k + 1]
+        elif k > 0:
+            lo = bounds[k - 1]
         else:
-            end_old += 1
-            end_new += 1
-            while (
-                end_old < len(old_line)
-                and _is_word(old_line[end_old])
-                and _is_word(old_line[end_old - 1])
-            ):
-                end_old += 1
-                end_new += 1
+            hi = bounds[min(k + 1, len(bounds) - 1)]
+    indent = len(old_line) - len(old_line.lstrip())
+    grow_left = True
+    while True:
+        old = old_line[lo:hi]
+        if old and occurrences(text, old) == 1 and text.find(old) == offset + lo:
+            return old, new_line[lo : len(new_line) - (len(old_line) - hi)]
+        can_left, can_right = lo > indent, hi < len(old_line)
+        if not can_left and not can_right:
+            if lo > 0:  # last resort: the line with its indentation
+                lo = 0
+                continue
+            return None
+        if (grow_left and can_left) or not can_right:
+            lo = _step_left(bounds, lo, old_line, indent)
+        else:
+            hi = _step_right(bounds, hi, old_line)
         grow_left = not grow_left
-        if start <= 0 and end_old >= len(old_line):
-            start, end_old, end_new = 0, len(old_line), len(new_line)
+
+
+def line_fragment(text: str, offset: int, old_line: str, new_line: str) -> tuple[str, str] | None:
+    """The whole changed line as (old, new) fragments, without its indentation when that is
+    unique in ``text`` and with it otherwise; None when the line is not unique at all."""
+    if old_line == new_line:
+        return None
+    indent = len(old_line) - len(old_line.lstrip())
+    if new_line[:indent] != old_line[:indent]:
+        indent = 0
+    for lo in (indent, 0):
+        old = old_line[lo:]
+        if old and occurrences(text, old) == 1 and text.find(old) == offset + lo:
+            return old, new_line[lo:]
+    return None
+
+
+FRAGMENT_STYLES = {"minimal": minimal_fragment, "line": line_fragment}
+
+
+def _step_left(bounds: list[int], lo: int, line: str, indent: int) -> int:
+    """Move ``lo`` left past blanks and then one token."""
+    k = bounds.index(lo)
+    while k > 0 and bounds[k - 1] >= indent:
+        k -= 1
+        if not line[bounds[k] : bounds[k + 1]].isspace():
             break
-    return old_line[start:end_old], new_line[start:end_new]
+    return bounds[k]
+
+
+def _step_right(bounds: list[int], hi: int, line: str) -> int:
+    """Move ``hi`` right past blanks and then one token."""
+    k = bounds.index(hi)
+    while k + 1 < len(bounds):
+        k += 1
+        if not line[bounds[k - 1] : bounds[k]].isspace():
+            break
+    return bounds[k]
 
 
 def function_span(text: str, function: str) -> tuple[int, int] | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 import re
 
-from editcredit.agent.actions import Action, format_action, function_span, minimal_fragment
+from editcredit.agent.actions import FRAGMENT_STYLES, Action, format_action
 from editcredit.data.task import Task
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
@@ -93,26 +93,30 @@ def wrong_edit(line: str, rng: random.Random) -> str | None:
     return line.replace(a, b, 1)
 
 
-def _edit(lines: list[str], function: str, path: str, n: int, new_line: str) -> Action:
-    """The fragment edit that turns line n (1-based) of ``lines`` into ``new_line``."""
+def _edit(
+    lines: list[str], path: str, n: int, new_line: str, style: str = "minimal"
+) -> Action | None:
+    """The fragment edit that turns line n (1-based) of ``lines`` into ``new_line`` (None when
+    no single-line fragment of that line is unique in the file)."""
     text = "\n".join(lines)
-    span = function_span(text, function)
     line_start = sum(len(x) + 1 for x in lines[: n - 1])
-    scope = text[span[0] : span[1]]
-    old, new = minimal_fragment(scope, line_start - span[0], lines[n - 1], new_line)
-    return Action("edit", path, function, old, new)
+    fragments = FRAGMENT_STYLES[style](text, line_start, lines[n - 1], new_line)
+    if fragments is None:
+        return None
+    return Action("edit", path, *fragments)
 
 
 def expert_actions(
-    task: Task, rng: random.Random, detour_prob: float, run_prob: float
+    task: Task, rng: random.Random, detour_prob: float, run_prob: float, style: str = "minimal"
 ) -> list[str] | None:
-    """One expert episode as action texts, or None when the task has no line-level fix."""
+    """One expert episode as action texts, or None when the task has no line-level fix
+    expressible as unique fragments. ``style``: 'minimal' (the shortest unique token-aligned
+    fragment) or 'line' (the whole changed line)."""
     fix = fix_lines(task)
     if fix is None:
         return None
     path, pairs = fix
     lines = task.files[path].split("\n")
-    function = task.meta["seed_function"].split(".", 1)[1]
     actions: list[Action] = []
     if rng.random() < detour_prob:
         fix_set = {n for n, _ in pairs}
@@ -124,15 +128,18 @@ def expert_actions(
             if wrong is None or wrong == old:
                 continue
             detoured = [*lines[: n - 1], wrong, *lines[n:]]
-            actions += [
-                _edit(lines, function, path, n, wrong),
-                Action("run"),
-                _edit(detoured, function, path, n, old),
-            ]
+            there = _edit(lines, path, n, wrong, style)
+            back = _edit(detoured, path, n, old, style)
+            if there is None or back is None:
+                continue
+            actions += [there, Action("run"), back]
             break
     current = list(lines)
     for n, text in pairs:
-        actions.append(_edit(current, function, path, n, text))
+        edit = _edit(current, path, n, text, style)
+        if edit is None:
+            return None
+        actions.append(edit)
         current[n - 1] = text
     if rng.random() < run_prob:
         actions.append(Action("run"))

@@ -1,10 +1,10 @@
-"""The minibugs environment: a file tree in memory, edited line by line, graded on demand."""
+"""The minibugs environment: a file tree in memory, edited by unique fragments, graded on demand."""
 
 from __future__ import annotations
 
 import hashlib
 
-from editcredit.agent.actions import FormatError, function_span, parse_action
+from editcredit.agent.actions import FormatError, apply_edit, function_span, parse_action
 from editcredit.agent.protocol import Environment, TurnRecord
 from editcredit.data.task import Task
 from editcredit.grading.grader import GradingReport, grade_tree
@@ -57,7 +57,7 @@ def _failure_messages(report: GradingReport) -> dict[str, str]:
 
 
 class MinibugsEnv(Environment):
-    """Line-edit environment over a task's inline tree; tests run through the sandbox."""
+    """Fragment-edit environment over a task's inline tree; tests run through the sandbox."""
 
     def __init__(self, sandbox: Sandbox, max_turns: int = 6) -> None:
         self.sandbox = sandbox
@@ -129,18 +129,14 @@ class MinibugsEnv(Environment):
         if path not in self.tree:  # parsed, so not a format error (METHOD §4): a no-op
             return {}, f"no file {path}; nothing changed"
         before = self.tree[path]
-        span = function_span(before, action.function)
-        if span is None:
-            return {}, f"{path} has no function {action.function}; nothing changed"
-        at = before.find(action.old, span[0], span[1])
-        if at < 0:
-            return {}, f"{action.function} does not contain the old text; nothing changed"
-        after = before[:at] + action.new + before[at + len(action.old) :]
+        after, why = apply_edit(before, action.old, action.new)
+        if after is None:
+            return {}, f"{why} in {path}; nothing changed"
         if after == before:
-            return {}, f"{action.function} unchanged"
+            return {}, f"{path} unchanged"
         self.tree[path] = after
         self.store[content_hash(after)] = after
-        return {path: (content_hash(before), content_hash(after))}, f"{action.function} edited"
+        return {path: (content_hash(before), content_hash(after))}, f"{path} edited"
 
     def final_patch(self) -> str:
         assert self._task is not None and self._task.files is not None

@@ -12,6 +12,13 @@ comes from config.
 - :mod:`~editcredit.stats.paired`: paired comparison A - B.
 - :mod:`~editcredit.stats.gates`: the pre-registered claim gate.
 - :mod:`~editcredit.stats.encounter`: training-side encounter analysis.
+
+Reading result files (imported on their own; they need pandas):
+
+- :mod:`~editcredit.stats.loaders`: eval slots, training rollouts and metrics.
+- :mod:`~editcredit.stats.comparisons`: the configured comparisons as JSON records, the gate.
+- :mod:`~editcredit.stats.training`: curves, health, failure categories, encounter effect per arm.
+- :mod:`~editcredit.stats.jobs`: one function per rule of ``rules/stats.smk``.
 """
 
 from editcredit.stats.arms import ArmScores

@@ -36,6 +36,8 @@ class GateVerdict:
         ci_scheme: which CI was used, ``None`` when there is none.
         min_difference: required difference (score units).
         ci_lower_threshold: the CI lower bound must exceed this.
+        difference_ok: the difference condition held.
+        ci_ok: the CI condition held.
     """
 
     label: str
@@ -47,6 +49,8 @@ class GateVerdict:
     ci_scheme: str | None
     min_difference: float
     ci_lower_threshold: float
+    difference_ok: bool = False
+    ci_ok: bool = False
 
     def __str__(self) -> str:
         return f"claim gate {self.label}: {self.verdict.upper()} ({'; '.join(self.reasons)})"
@@ -80,26 +84,23 @@ def gate_verdict(
         atol: slack of the ``difference >= min_difference`` test (see the module docstring).
     """
     reasons: list[str] = []
-    ok = True
     if not resolved:
-        ok = False
         reasons.append("unresolved slots: no point estimate or CI while K < N, no claim")
+    difference_ok = difference is not None and difference + atol >= min_difference
     if difference is None:
-        ok = False
         reasons.append(f"no difference (needs >= {min_difference:.4g})")
-    elif difference + atol >= min_difference:
+    elif difference_ok:
         reasons.append(f"difference {difference:.4f} >= {min_difference:.4g}")
     else:
-        ok = False
         reasons.append(f"difference {difference:.4f} < {min_difference:.4g}")
+    ci_ok = ci_lower is not None and ci_lower > ci_lower_threshold
     if ci_lower is None:
-        ok = False
         reasons.append(f"no CI (lower bound needs > {ci_lower_threshold:.4g})")
-    elif ci_lower > ci_lower_threshold:
+    elif ci_ok:
         reasons.append(f"CI lower {ci_lower:.4f} > {ci_lower_threshold:.4g}")
     else:
-        ok = False
         reasons.append(f"CI lower {ci_lower:.4f} <= {ci_lower_threshold:.4g}")
+    ok = resolved and difference_ok and ci_ok
     return GateVerdict(
         label=label,
         passed=ok,
@@ -110,6 +111,8 @@ def gate_verdict(
         ci_scheme=ci_scheme,
         min_difference=min_difference,
         ci_lower_threshold=ci_lower_threshold,
+        difference_ok=difference_ok,
+        ci_ok=ci_ok,
     )
 
 
