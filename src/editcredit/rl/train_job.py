@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,40 @@ from editcredit.rl.workers import make_workers
 
 class GateFailed(RuntimeError):
     """The first-segment gate stopped the run (METHOD §5)."""
+
+
+class StorageLow(RuntimeError):
+    """Too little free disk for the segment's declared checkpoint bytes (METHOD §5)."""
+
+
+def expected_checkpoint_bytes(model_dir: str) -> int:
+    """Model weights plus AdamW's two moments, as float32: 3 x 4 bytes per parameter."""
+    from editcredit.audit.safetensors_reader import Checkpoint
+
+    n = sum(int(t.numel) for t in Checkpoint(Path(model_dir)).tensors.values())
+    return 12 * n
+
+
+def _receipt_path(kind: str, run: str) -> Path:
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    return Path("logs") / kind / f"{run}-{stamp}-{os.getpid()}.json"
+
+
+def check_storage(out_dir: str, start_model: str, min_free_gb: float, run: str) -> dict[str, Any]:
+    """Free disk before training; stop cleanly with a receipt when the checkpoint won't fit."""
+    parent = Path(out_dir).resolve().parent
+    parent.mkdir(parents=True, exist_ok=True)
+    free = shutil.disk_usage(parent).free
+    need = expected_checkpoint_bytes(start_model)
+    record = {"free_bytes": free, "expected_checkpoint_bytes": need, "min_free_gb": min_free_gb}
+    if free - need < min_free_gb * 1e9:
+        path = _receipt_path("storage", run)
+        atomic_write_text(path, json.dumps({"run": run, **record}, indent=2) + "\n")
+        raise StorageLow(
+            f"{run}: {free / 1e9:.2f} GB free, the segment needs {need / 1e9:.3f} GB "
+            f"plus the {min_free_gb} GB floor; stopped before training ({path})"
+        )
+    return record
 
 
 def train_config(
@@ -78,11 +113,15 @@ def train_segment_job(
         "threads": 1,
         "device": str(device),
     }
+    storage = check_storage(
+        out_dir, start_model, float(training["health"]["min_free_disk_gb"]), run
+    )
     workers = make_workers(training["ray"], worker_kwargs)
     try:
         receipt = train_segment(spec, cfg, pool, workers, training["health"], device)
     finally:
         workers.close()
+    receipt["storage"] = storage
     gate = receipt.get("first_segment_gate")
     if gate is not None and not gate["passed"]:
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
