@@ -135,8 +135,6 @@ def endpoint_segments():
 
 # --- statistics and paper
 
-from editcredit.report.tables import TABLES as _PAPER_TABLE_NAMES
-
 
 def stats_comparisons():
     """The configured comparisons (config stats.comparisons), resolved against the plan."""
@@ -244,7 +242,14 @@ def rule_gpus():
     return gpus
 
 
-PAPER_TABLES = [f"paper/tables/{name}.tex" for name in _PAPER_TABLE_NAMES]
+def paper_tables(ext="tex"):
+    """The generated tables (paper/tables/*.tex), or their templates with ext="tex.j2"."""
+    from editcredit.report.tables import TABLES
+
+    folder = "paper/templates" if ext == "tex.j2" else "paper/tables"
+    return [f"{folder}/{name}.{ext}" for name in TABLES]
+
+
 PAPER_FIGURES = ("training_curves", "task_differences", "bootstrap")
 
 

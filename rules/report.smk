@@ -1,0 +1,89 @@
+# The paper: tables (jinja2 -> paper/tables/*.tex), figures, and paper/main.pdf (latexmk).
+
+
+rule render_tables:
+    input:
+        controls=suite_summaries(),
+        scores=stats_results("scores"),
+        comparisons=stats_results("compare"),
+        training=stats_results("training"),
+        audits=audit_results(),
+        templates=paper_tables("tex.j2"),
+    output:
+        paper_tables(),
+    log:
+        "logs/render_tables.log",
+    benchmark:
+        "results/benchmarks/render_tables.tsv"
+    conda:
+        "../envs/editcredit.yaml"
+    resources:
+        gpu=0,
+        mem_mb=mem_mb("render_tables", 1000),
+    params:
+        main=config["stats"]["main"],
+        arm_order=list(config["training"]["plan"]),
+        run_order=run_names(),
+        gpus_by_rule=rule_gpus(),
+        template_dir=lambda wc, input: str(Path(input.templates[0]).parent),
+        out_dir=lambda wc, output: str(Path(output[0]).parent),
+        benchmark_root="results/benchmarks",
+    script:
+        "../scripts/report_tables.py"
+
+
+rule figures:
+    input:
+        training=stats_results("training"),
+        paired=stats_results("paired"),
+    output:
+        **{
+            f"{name}_{ext}": report(
+                f"paper/figures/{name}.{ext}",
+                caption=f"../paper/report/{name}.rst",
+                category="Figures",
+                labels={"figure": name, "format": ext},
+            )
+            for name in PAPER_FIGURES
+            for ext in ("pdf", "png")
+        },
+    log:
+        "logs/figures.log",
+    benchmark:
+        "results/benchmarks/figures.tsv"
+    conda:
+        "../envs/editcredit.yaml"
+    resources:
+        gpu=0,
+        mem_mb=mem_mb("figures", 2000),
+    params:
+        main=config["stats"]["main"],
+    script:
+        "../scripts/report_figures.py"
+
+
+rule paper:
+    input:
+        tex="paper/main.tex",
+        tables=paper_tables(),
+        figures=expand("paper/figures/{name}.pdf", name=PAPER_FIGURES),
+    output:
+        report(
+            "paper/main.pdf",
+            caption="../paper/report/paper.rst",
+            category="Paper",
+        ),
+    log:
+        "logs/paper.log",
+    benchmark:
+        "results/benchmarks/paper.tsv"
+    conda:
+        "../envs/editcredit.yaml"
+    resources:
+        gpu=0,
+        mem_mb=mem_mb("paper", 2000),
+    params:
+        latexmk=config["paper"]["latexmk"],
+        build_dir="build/paper",
+    script:
+        "../scripts/paper_build.py"

@@ -1,0 +1,98 @@
+# Statistics (METHOD §8-§9): scores, paired comparisons, the claim gate, training analyses.
+# The gate thresholds reach rule compare only (as params), so changing them reruns only the
+# gate, the tables and the paper.
+
+
+rule eval_scores:
+    input:
+        slots=evalset_slots,
+    output:
+        "results/stats/scores/{evalset}.json",
+    log:
+        "logs/eval_scores/{evalset}.log",
+    benchmark:
+        "results/benchmarks/eval_scores/{evalset}.tsv"
+    wildcard_constraints:
+        evalset=names_regex(config["stats"]["evalsets"]),
+    conda:
+        "../envs/editcredit.yaml"
+    resources:
+        gpu=0,
+        mem_mb=mem_mb("eval_scores", 2000),
+    params:
+        n_samples=lambda wc: evalset_samples(wc.evalset),
+    script:
+        "../scripts/stats_scores.py"
+
+
+rule paired:
+    input:
+        slots=comparison_slots,
+        segments=comparison_segments,
+    output:
+        "results/stats/paired/{comparison}.json",
+    log:
+        "logs/paired/{comparison}.log",
+    benchmark:
+        "results/benchmarks/paired/{comparison}.tsv"
+    wildcard_constraints:
+        comparison=names_regex(config["stats"]["comparisons"]),
+    conda:
+        "../envs/editcredit.yaml"
+    resources:
+        gpu=0,
+        mem_mb=mem_mb("paired", 2000),
+    params:
+        spec=comparison_params,
+        n_samples=lambda wc: evalset_samples(comparison_params(wc)["evalset"]),
+        bootstrap=config["stats"]["bootstrap"],
+        histogram_bins=config["stats"]["histogram_bins"],
+    script:
+        "../scripts/stats_paired.py"
+
+
+rule compare:
+    input:
+        "results/stats/paired/{comparison}.json",
+    output:
+        "results/stats/{comparison}.json",
+    log:
+        "logs/compare/{comparison}.log",
+    benchmark:
+        "results/benchmarks/compare/{comparison}.tsv"
+    wildcard_constraints:
+        comparison=names_regex(config["stats"]["comparisons"]),
+    conda:
+        "../envs/editcredit.yaml"
+    resources:
+        gpu=0,
+        mem_mb=mem_mb("compare", 1000),
+    params:
+        gate=config["stats"]["gate"],
+    script:
+        "../scripts/stats_compare.py"
+
+
+rule training_analysis:
+    input:
+        segments=arm_segments,
+    output:
+        "results/stats/training/{arm}.json",
+    log:
+        "logs/training_analysis/{arm}.log",
+    benchmark:
+        "results/benchmarks/training_analysis/{arm}.tsv"
+    wildcard_constraints:
+        arm=names_regex(config["training"]["plan"]),
+    conda:
+        "../envs/editcredit.yaml"
+    resources:
+        gpu=0,
+        mem_mb=mem_mb("training_analysis", 2000),
+    params:
+        endpoint_step=config["training"]["endpoint_step"],
+        failure_buckets=config["stats"]["failure_buckets"],
+        encounter_k=config["stats"]["encounter_k"],
+        bootstrap=config["stats"]["bootstrap"],
+    script:
+        "../scripts/stats_training.py"

@@ -1,0 +1,187 @@
+"""Template contexts of the paper's tables, built from result records (plain dicts from JSON).
+
+Pure functions: each takes the parsed result files and returns the rows a template prints. The
+templates format numbers (filters of :mod:`editcredit.report.latex`); nothing here rounds.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = [
+    "audits_context",
+    "comparisons_context",
+    "encounter_context",
+    "failures_context",
+    "health_context",
+    "scores_context",
+    "suite_context",
+]
+
+Record = Mapping[str, Any]
+_RUN = re.compile(r"^(?P<arm>[A-Za-z]+)-s(?P<seed>\d+)$")
+
+
+def suite_context(summaries: Sequence[Record]) -> list[dict[str, Any]]:
+    """One row per suite: tasks by split, control outcomes, flagged tasks, training pool."""
+    rows = []
+    for s in summaries:
+        splits = s.get("by_split", {})
+        rows.append(
+            {
+                "suite": s["suite"],
+                "tasks": s["tasks"],
+                "train": splits.get("train", 0),
+                "dev": splits.get("dev", 0),
+                "holdout": splits.get("holdout", 0),
+                "gold_1": s.get("gold_1"),
+                "empty_0": s.get("empty_0"),
+                "flagged": s.get("flagged", 0),
+                "pool": len(s.get("training_pool", [])),
+                "deviations": dict(s.get("deviations_by_reason", {})),
+            }
+        )
+    return rows
+
+
+def health_context(training: Sequence[Record]) -> list[dict[str, Any]]:
+    """One row per arm: the pooled health summary of its runs."""
+    return [{"arm": t["arm"], "runs": t["runs"], **t["health"]} for t in training]
+
+
+def failures_context(training: Sequence[Record]) -> list[dict[str, Any]]:
+    """One group per arm: failure rates per step bucket."""
+    return [{"arm": t["arm"], "buckets": t["failures"]} for t in training]
+
+
+def encounter_context(training: Sequence[Record]) -> list[dict[str, Any]]:
+    """One row per (arm, k): the encounter effect."""
+    return [{"arm": t["arm"], **e} for t in training for e in t["encounter"]]
+
+
+def _model_row(model: str, s: Record) -> dict[str, Any]:
+    m = _RUN.match(model)
+    return {
+        "model": model,
+        "arm": m["arm"] if m else "base" if model == "base" else "",
+        "seed": m["seed"] if m else "",
+        **s,
+    }
+
+
+def _model_key(model: str, arm_order: Sequence[str]) -> tuple[int, int, str]:
+    m = _RUN.match(model)
+    if not m:
+        return (-1, 0, model)
+    arm = m["arm"]
+    rank = arm_order.index(arm) if arm in arm_order else len(arm_order)
+    return (rank, int(m["seed"]), model)
+
+
+def scores_context(scores: Sequence[Record], arm_order: Sequence[str]) -> list[dict[str, Any]]:
+    """One group per eval set; one row per model (base first, then by arm and seed)."""
+    groups = []
+    for rec in scores:
+        models = sorted(rec["models"], key=lambda m: _model_key(m, arm_order))
+        groups.append(
+            {
+                "evalset": rec["evalset"],
+                "n_tasks": rec["n_tasks"],
+                "n_samples": rec["n_samples"],
+                "rows": [_model_row(m, rec["models"][m]) for m in models],
+                "any_unresolved": any(not rec["models"][m]["resolved"] for m in models),
+            }
+        )
+    return groups
+
+
+def _comparison_row(name: str, part: str, c: Record | None, n_tasks: int) -> dict[str, Any]:
+    if c is None:
+        return {"name": name, "part": part, "n_tasks": n_tasks, "empty": True}
+    sign = c.get("sign") or {}
+    return {
+        "name": name,
+        "part": part,
+        "empty": False,
+        "n_seeds": c["n_seeds"],
+        "n_tasks": c["n_tasks"],
+        "resolved": c["resolved"],
+        "difference": c["difference"],
+        "difference_lower": c["difference_lower"],
+        "difference_upper": c["difference_upper"],
+        "ci_seed_task": c["ci_seed_task"],
+        "ci_task": c["ci_task"],
+        "single_seed": c["single_seed"],
+        "wins": sign.get("wins"),
+        "losses": sign.get("losses"),
+        "ties": sign.get("ties"),
+        "p_value": sign.get("p_value"),
+    }
+
+
+def comparisons_context(comparisons: Sequence[Record]) -> list[dict[str, Any]]:
+    """One group per comparison: the whole eval set (with the gate), then in/out of pool."""
+    groups = []
+    for rec in comparisons:
+        main = _comparison_row(rec["comparison"], "all tasks", rec["all"], rec["n_tasks"])
+        parts = [
+            _comparison_row(rec["comparison"], label, rec[key]["comparison"], rec[key]["n_tasks"])
+            for key, label in (("in_pool", "in-pool"), ("out_of_pool", "out-of-pool"))
+        ]
+        groups.append(
+            {
+                "name": rec["comparison"],
+                "label": rec["label"],
+                "kind": rec["kind"],
+                "single_seed": rec["single_seed"],
+                "evalset": rec["evalset"],
+                "seeds": rec["seeds"],
+                "gate": rec["gate"],
+                "main": main,
+                "parts": parts,
+            }
+        )
+    return groups
+
+
+def _number(value: Any) -> float | None:
+    """A finite float, or ``None`` (audits write non-finite floats as "nan", "inf")."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return None
+    return x if x == x and abs(x) != float("inf") else None
+
+
+def _audit_row(run: str, step: int, a: Record) -> dict[str, Any]:
+    base = a.get("vs_base") or {}
+    prev = a.get("vs_previous") or {}
+    return {
+        "run": run,
+        "step": step,
+        "ok": bool(a.get("ok", not a.get("failures"))),
+        "failures": list(a.get("failures", [])),
+        "compared_tensors": base.get("compared_tensors"),
+        "changed_tensors": base.get("changed_tensors"),
+        "compared_elements": base.get("compared_elements"),
+        "changed_elements": base.get("changed_elements"),
+        "relative_change": _number(base.get("relative_change")),
+        "prev_changed_tensors": prev.get("changed_tensors") if prev else None,
+        "dtype_differences": len(base.get("dtype_differences", [])),
+        "complete": not base.get("missing_keys") and not base.get("shape_mismatches"),
+        "nonfinite": a.get("checkpoint_nonfinite"),
+    }
+
+
+def audits_context(
+    audits: Mapping[tuple[str, int], Record], run_order: Sequence[str]
+) -> list[dict[str, Any]]:
+    """One row per audited checkpoint, by run (plan order) then step."""
+
+    def key(item: tuple[tuple[str, int], Record]) -> tuple[int, int]:
+        (run, step), _ = item
+        return (run_order.index(run) if run in run_order else len(run_order), step)
+
+    return [_audit_row(run, step, a) for (run, step), a in sorted(audits.items(), key=key)]

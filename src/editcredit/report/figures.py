@@ -1,0 +1,189 @@
+"""The paper's figures (matplotlib, Agg backend), each written as PDF and PNG.
+
+- :func:`training_curves`: reward, entropy and CF availability per training step, one line per
+  run (colour: arm; line style: seed).
+- :func:`task_differences`: per-task paired differences (sorted) of each comparison.
+- :func:`bootstrap_figure`: the bootstrap distribution of the main comparison with its CI.
+
+The figures read the JSON records only (``results/stats/training/{arm}.json``,
+``results/stats/paired/{comparison}.json``); they never recompute a statistic. Files carry no
+creation date, so the same inputs give the same bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+
+__all__ = ["bootstrap_figure", "save", "task_differences", "training_curves"]
+
+Record = Mapping[str, Any]
+ARM_COLORS = {"O": "#6e6e6e", "B": "#1f77b4", "M": "#d62728", "E": "#2ca02c"}
+SEED_STYLES = ("-", "--", ":", "-.")
+WIDTH_IN = 6.5  # the text width of the paper
+
+_STYLE = {
+    "font.size": 8.5,
+    "axes.titlesize": 9,
+    "axes.labelsize": 8.5,
+    "xtick.labelsize": 8,
+    "ytick.labelsize": 8,
+    "legend.fontsize": 8,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "pdf.fonttype": 42,
+    "svg.hashsalt": "editcredit",
+}
+
+
+def save(fig: plt.Figure, base: str | Path) -> list[Path]:
+    """Write ``{base}.pdf`` and ``{base}.png`` (200 dpi) without timestamps; close the figure."""
+    base = Path(base)
+    base.parent.mkdir(parents=True, exist_ok=True)
+    paths = [base.with_suffix(".pdf"), base.with_suffix(".png")]
+    fig.savefig(paths[0], metadata={"CreationDate": None, "ModDate": None})
+    fig.savefig(paths[1], dpi=200, metadata={"Software": None})
+    plt.close(fig)
+    return paths
+
+
+def _series(values: Sequence[Any]) -> np.ndarray:
+    return np.array([np.nan if v is None else float(v) for v in values], dtype=float)
+
+
+def _unresolved(ax: plt.Axes, comp: Record, what: str) -> None:
+    """An empty panel that says why: unresolved slots, and the difference bounds."""
+    lo, hi = 100 * comp["difference_lower"], 100 * comp["difference_upper"]
+    ax.tick_params(left=False, labelleft=False, bottom=False, labelbottom=False)
+    ax.text(
+        0.5,
+        0.5,
+        f"unresolved slots:\n{what};\ndifference bounds\n[{lo:+.2f}, {hi:+.2f}] points",
+        ha="center",
+        va="center",
+        transform=ax.transAxes,
+        fontsize=7.5,
+    )
+
+
+def training_curves(training: Sequence[Record], base: str | Path) -> list[Path]:
+    """Reward, entropy and CF availability by step; one line per run."""
+    panels = (
+        ("reward_mean", "Mean reward"),
+        ("entropy", "Entropy (nats/token)"),
+        ("cf_availability", "CF availability"),
+    )
+    with plt.rc_context(_STYLE):
+        fig, axes = plt.subplots(1, 3, figsize=(WIDTH_IN, 2.3), layout="constrained")
+        seeds: list[str] = []
+        for rec in training:
+            color = ARM_COLORS.get(rec["arm"], "black")
+            for run, curve in rec["curves"].items():
+                seed = run.rsplit("-s", 1)[-1]
+                if seed not in seeds:
+                    seeds.append(seed)
+                style = SEED_STYLES[seeds.index(seed) % len(SEED_STYLES)]
+                for ax, (key, _) in zip(axes, panels, strict=True):
+                    y = _series(curve[key])
+                    if np.all(np.isnan(y)):
+                        continue
+                    ax.plot(curve["step"], y, style, color=color, marker="o", ms=2.5, lw=1.2)
+        for ax, (key, title) in zip(axes, panels, strict=True):
+            ax.set_title(title)
+            ax.set_xlabel("Training step")
+            ax.grid(alpha=0.3, lw=0.5)
+            ax.xaxis.get_major_locator().set_params(integer=True)
+            if key == "cf_availability":
+                ax.set_ylim(-0.03, 1.03)
+                silent = [r["arm"] for r in training if not r["health"]["cf_sent"]]
+                if silent:
+                    note = f"arm{'s' if len(silent) > 1 else ''} {', '.join(silent)}: no queries"
+                    ax.text(0.02, 0.04, note, transform=ax.transAxes, fontsize=7)
+        handles = [
+            Line2D([], [], color=ARM_COLORS.get(r["arm"], "black"), lw=1.5, label=f"arm {r['arm']}")
+            for r in training
+        ] + [
+            Line2D(
+                [],
+                [],
+                color="black",
+                ls=SEED_STYLES[seeds.index(s) % len(SEED_STYLES)],
+                label=f"seed {s}",
+            )
+            for s in sorted(seeds, key=int)
+        ]
+        fig.legend(handles=handles, loc="outside upper center", ncol=len(handles), frameon=False)
+        return save(fig, base)
+
+
+def task_differences(paired: Sequence[Record], base: str | Path) -> list[Path]:
+    """Per-task differences (points, seed-averaged), sorted, one panel per comparison."""
+    with plt.rc_context(_STYLE):
+        n = max(1, len(paired))
+        fig, axes = plt.subplots(
+            1, n, figsize=(WIDTH_IN, 2.4), layout="constrained", sharey=True, squeeze=False
+        )
+        for ax, rec in zip(axes[0], paired, strict=False):
+            comp = rec["all"]
+            title = rec["label"].replace(" - ", " $-$ ")
+            ax.set_title(title + (" (single seed)" if rec["single_seed"] else ""))
+            ax.set_xlabel("Task (sorted by difference)")
+            ax.axhline(0.0, color="black", lw=0.6)
+            if not comp["resolved"]:
+                _unresolved(ax, comp, "no per-task differences")
+                continue
+            d = np.sort(100 * np.asarray(comp["task_differences"], dtype=float))
+            x = np.arange(1, d.size + 1)
+            colors = np.where(d > 0, "#d62728", np.where(d < 0, "#1f77b4", "#9e9e9e"))
+            ax.bar(x, d, width=1.0, color=colors, linewidth=0)
+            ax.axhline(100 * comp["difference"], color="black", ls="--", lw=0.9)
+            s = comp["sign"]
+            wlt = f"{s['wins']}/{s['losses']}/{s['ties']}"
+            ax.text(
+                0.03,
+                0.95,
+                f"mean {100 * comp['difference']:+.2f}\nW/L/T {wlt}",
+                transform=ax.transAxes,
+                va="top",
+                fontsize=7.5,
+            )
+            ax.set_xlim(0.5, d.size + 0.5)
+        axes[0][0].set_ylabel("Difference (points)")
+        return save(fig, base)
+
+
+def bootstrap_figure(rec: Record, base: str | Path) -> list[Path]:
+    """Histogram of the bootstrap resample means of one comparison, with the CI and estimate."""
+    with plt.rc_context(_STYLE):
+        fig, ax = plt.subplots(figsize=(WIDTH_IN * 0.62, 2.5), layout="constrained")
+        dist = rec.get("bootstrap_distribution")
+        comp = rec["all"]
+        ax.set_title(f"{rec['label'].replace(' - ', ' $-$ ')}: bootstrap distribution")
+        ax.set_xlabel("Difference (points)")
+        if dist is None:
+            _unresolved(ax, comp, "no bootstrap")
+            return save(fig, base)
+        edges = 100 * np.asarray(dist["edges"], dtype=float)
+        counts = np.asarray(dist["counts"], dtype=float)
+        ax.stairs(counts, edges, fill=True, color="#9ecae1", lw=0, zorder=2)
+        ci = comp["primary_ci"]
+        lo, hi, est = 100 * ci["lower"], 100 * ci["upper"], 100 * comp["difference"]
+        level = round(100 * ci["level"])
+        scheme = ci["scheme"].replace(" x ", " \u00d7 ")
+        label = f"{level} % CI ({scheme}) [{lo:+.2f}, {hi:+.2f}]"
+        ax.axvspan(lo, hi, color="#fdae6b", alpha=0.35, lw=0, zorder=1, label=label)
+        ax.axvline(est, color="black", lw=1.2, label=f"estimate {est:+.2f}")
+        ax.axvline(0.0, color="#636363", lw=0.8, ls=":", label="zero")
+        ax.set_ylabel(f"Resamples (of {ci['n_resamples']:,})")
+        ax.legend(loc="upper left", frameon=False, fontsize=7.5)
+        ax.set_ylim(0, counts.max() * 1.35 if counts.size else 1)
+        return save(fig, base)

@@ -1,0 +1,99 @@
+"""The report jobs of the workflow (rules render_tables, figures, paper); Snakemake-free."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from editcredit.report import figures
+from editcredit.report.costs import benchmark_files
+from editcredit.report.paper import build_pdf
+from editcredit.report.tables import TableInputs, render_tables
+
+__all__ = ["REPORT_RULES", "figures_job", "paper_job", "tables_job"]
+
+log = logging.getLogger(__name__)
+
+#: Rules downstream of the tables: their benchmark files are not in the cost table.
+REPORT_RULES = ("render_tables", "figures", "paper")
+
+
+def tables_job(
+    *,
+    controls: Sequence[str],
+    scores: Sequence[str],
+    comparisons: Sequence[str],
+    training: Sequence[str],
+    audits: Sequence[str],
+    benchmark_root: str,
+    template_dir: str,
+    out_dir: str,
+    main: str,
+    arm_order: Sequence[str],
+    run_order: Sequence[str],
+    gpus_by_rule: Mapping[str, int],
+    config: Any,
+) -> dict[str, Path]:
+    """Rule render_tables: every ``paper/tables/*.tex``.
+
+    The benchmark files are found under ``benchmark_root`` when the job runs (every upstream job
+    has finished by then); those of the report rules are left out.
+    """
+    inputs = TableInputs(
+        controls=controls,
+        scores=scores,
+        comparisons=comparisons,
+        training=training,
+        audits=audits,
+        benchmarks=benchmark_files(benchmark_root, exclude=REPORT_RULES),
+        benchmark_root=benchmark_root,
+    )
+    written = render_tables(
+        inputs,
+        template_dir=template_dir,
+        out_dir=out_dir,
+        main=main,
+        arm_order=arm_order,
+        run_order=run_order,
+        gpus_by_rule=gpus_by_rule,
+        config=config,
+    )
+    for rec in inputs.records(comparisons):
+        log.info("%s", rec["gate"]["line"])
+    return written
+
+
+def _load(path: str | Path) -> dict[str, Any]:
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def figures_job(
+    *,
+    training: Sequence[str],
+    paired: Sequence[str],
+    main: str,
+    out: Mapping[str, str],
+) -> None:
+    """Rule figures: ``out`` maps figure name to its base path (``.pdf`` and ``.png`` written).
+
+    Names: ``training_curves``, ``task_differences``, ``bootstrap``.
+    """
+    train = [_load(p) for p in training]
+    pairs = [_load(p) for p in paired]
+    by_name = {rec["comparison"]: rec for rec in pairs}
+    if main not in by_name:
+        raise ValueError(f"stats.main {main!r} is not among the comparisons {sorted(by_name)}")
+    figures.training_curves(train, out["training_curves"])
+    figures.task_differences(pairs, out["task_differences"])
+    figures.bootstrap_figure(by_name[main], out["bootstrap"])
+
+
+def paper_job(*, tex: str, pdf: str, build_dir: str, latexmk: str) -> None:
+    """Rule paper: latexmk; warnings of the LaTeX log go to the job log."""
+    warnings = build_pdf(tex, pdf, build_dir, latexmk=latexmk)
+    for line in warnings:
+        log.warning("LaTeX: %s", line)
+    log.info("wrote %s (%d LaTeX warnings)", pdf, len(warnings))

@@ -1,0 +1,159 @@
+"""Render the paper's tables (``paper/tables/*.tex``) from the result files.
+
+Each table is a jinja2 template ``paper/templates/{name}.tex.j2`` rendered with a context from
+:mod:`editcredit.report.context`; each output's first line is the provenance block of the
+result files that table read. ``numbers.tex`` holds the numbers the text quotes
+(:mod:`editcredit.report.numbers`) and ``findings.tex`` one generated paragraph per comparison.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from editcredit.audit.provenance import code_version, config_hash
+from editcredit.report import context as ctx
+from editcredit.report.costs import cost_rows
+from editcredit.report.latex import make_env, render_template, write_tex
+from editcredit.report.numbers import study_numbers
+
+__all__ = ["TABLES", "TableInputs", "render_tables"]
+
+#: Every table the paper includes (``paper/tables/{name}.tex``), in the order of the paper.
+TABLES = (
+    "suite",
+    "training_health",
+    "training_failures",
+    "encounter",
+    "scores",
+    "comparisons",
+    "findings",
+    "audits",
+    "costs",
+    "numbers",
+)
+
+_AUDIT = re.compile(r"(?P<run>[^/\\]+)[/\\]step_(?P<step>\d+)\.json$")
+
+
+@dataclass
+class TableInputs:
+    """The result files the tables are rendered from (paths relative to the repository root).
+
+    Attributes:
+        controls: ``results/controls/{suite}/summary.json`` per suite.
+        scores: ``results/stats/scores/{evalset}.json`` per eval set.
+        comparisons: ``results/stats/{comparison}.json`` per comparison (gated).
+        training: ``results/stats/training/{arm}.json`` per arm.
+        audits: ``results/audits/{run}/step_{N}.json``.
+        benchmarks: Snakemake benchmark TSVs (``results/benchmarks/{rule}/...``).
+        benchmark_root: the directory the benchmark paths are under (rule = first part).
+    """
+
+    controls: Sequence[str | Path]
+    scores: Sequence[str | Path]
+    comparisons: Sequence[str | Path]
+    training: Sequence[str | Path]
+    audits: Sequence[str | Path] = ()
+    benchmarks: Sequence[str | Path] = ()
+    benchmark_root: str | Path = "results/benchmarks"
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def load(self, path: str | Path) -> Any:
+        key = str(path)
+        if key not in self._cache:
+            try:
+                self._cache[key] = json.loads(Path(path).read_text(encoding="utf-8"))
+            except (OSError, json.JSONDecodeError) as exc:
+                raise ValueError(f"{path}: cannot read the result file: {exc}") from exc
+        return self._cache[key]
+
+    def records(self, paths: Sequence[str | Path]) -> list[Any]:
+        return [self.load(p) for p in paths]
+
+
+def _audits(inputs: TableInputs) -> dict[tuple[str, int], Any]:
+    out = {}
+    for p in inputs.audits:
+        m = _AUDIT.search(str(p))
+        if not m:
+            raise ValueError(f"{p}: not an audit path results/audits/{{run}}/step_{{N}}.json")
+        out[(m["run"], int(m["step"]))] = inputs.load(p)
+    return out
+
+
+def render_tables(
+    inputs: TableInputs,
+    *,
+    template_dir: str | Path,
+    out_dir: str | Path,
+    main: str,
+    arm_order: Sequence[str],
+    run_order: Sequence[str],
+    gpus_by_rule: Mapping[str, int],
+    config: Any,
+) -> dict[str, Path]:
+    """Render every table of :data:`TABLES` into ``out_dir``; returns name -> path.
+
+    Args:
+        inputs: the result files.
+        template_dir: ``paper/templates``.
+        out_dir: ``paper/tables``.
+        main: the main comparison's name (config ``stats.main``).
+        arm_order: arms in plan order (row order of the scores table).
+        run_order: runs in plan order (row order of the audit table).
+        gpus_by_rule: GPUs each rule requests (GPU seconds of the cost table).
+        config: the workflow config (its hash goes into every provenance line).
+    """
+    env = make_env(template_dir)
+    out_dir = Path(out_dir)
+    comparisons = inputs.records(inputs.comparisons)
+    training = inputs.records(inputs.training)
+    suites = inputs.records(inputs.controls)
+    scores = inputs.records(inputs.scores)
+    gate = next((c["gate"] for c in comparisons if c["comparison"] == main), None)
+    costs, total = cost_rows(inputs.benchmark_root, inputs.benchmarks, gpus_by_rule)
+    numbers = study_numbers(
+        main=main,
+        comparisons=comparisons,
+        scores=scores,
+        training=training,
+        suites=suites,
+        code=code_version(),
+        config_sha256=config_hash(config),
+        training_cfg=config.get("training", {}) if isinstance(config, Mapping) else {},
+    )
+    every = [*inputs.controls, *inputs.scores, *inputs.comparisons, *inputs.training]
+    plan: dict[str, tuple[dict[str, Any], list[str | Path]]] = {
+        "suite": ({"suites": ctx.suite_context(suites)}, list(inputs.controls)),
+        "training_health": ({"arms": ctx.health_context(training)}, list(inputs.training)),
+        "training_failures": ({"arms": ctx.failures_context(training)}, list(inputs.training)),
+        "encounter": ({"rows": ctx.encounter_context(training)}, list(inputs.training)),
+        "scores": ({"groups": ctx.scores_context(scores, arm_order)}, list(inputs.scores)),
+        "comparisons": (
+            {"groups": ctx.comparisons_context(comparisons), "gate": gate},
+            list(inputs.comparisons),
+        ),
+        "findings": (
+            {"groups": ctx.comparisons_context(comparisons), "main": main},
+            list(inputs.comparisons),
+        ),
+        "audits": ({"rows": ctx.audits_context(_audits(inputs), run_order)}, list(inputs.audits)),
+        "costs": (
+            {"rows": costs, "total": total, "arms": ctx.health_context(training)},
+            [*inputs.benchmarks, *inputs.training],
+        ),
+        "numbers": ({"numbers": numbers}, every),
+    }
+    written = {}
+    for name in TABLES:
+        context, read = plan[name]
+        body = render_template(env, f"{name}.tex.j2", **context)
+        path = out_dir / f"{name}.tex"
+        write_tex(path, body, read, config)
+        written[name] = path
+    return written

@@ -1,0 +1,204 @@
+"""Training-side analyses of one arm (METHOD §5, §9), from its runs' metrics and rollouts.
+
+- Curves per run: reward, pass rate, entropy, CF availability, credit mass, masked share by step.
+- Health per run and pooled over the arm: CF queries sent / available / non-zero, credit mass,
+  entropy at the first and last step, masked share, alerts by name, generated tokens.
+- Failure categories per step bucket (format errors, PASS_TO_PASS regressions, context-budget
+  endings), pooled over the arm's runs with each step weighted by its rollouts (by its unmasked
+  rollouts for regressions, which are rated over unmasked rollouts).
+- Encounter effect: per task, the pass rate at its k-th encounter minus the first, where an
+  encounter is a step in which the task had at least one unmasked rollout (masked rollouts never
+  reached the loss); averaged over the arm's seeds per task, then over tasks with a bootstrap CI
+  over tasks (:func:`~editcredit.stats.bootstrap.mean_ci`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from editcredit.stats._records import to_plain
+from editcredit.stats.bootstrap import mean_ci
+from editcredit.stats.encounter import encounter_differences
+
+__all__ = [
+    "arm_encounter",
+    "failure_buckets",
+    "run_curves",
+    "run_health",
+    "step_buckets",
+    "training_record",
+]
+
+CURVE_COLUMNS = ("reward_mean", "pass_rate", "entropy", "credit_mass_l1", "masked_share")
+FAILURES = ("format_error_rate", "p2p_regression_rate", "context_budget_rate")
+
+
+def _ratio(num: float, den: float) -> float | None:
+    return float(num) / float(den) if den else None
+
+
+def _finite_mean(values: pd.Series) -> float | None:
+    v = values.astype(float)
+    v = v[np.isfinite(v)]
+    return float(v.mean()) if len(v) else None
+
+
+def _alerts(metrics: pd.DataFrame) -> Counter[str]:
+    names: Counter[str] = Counter()
+    for text in metrics["alerts"]:
+        for alert in json.loads(text or "[]"):
+            names[str(alert).split(":", 1)[0]] += 1
+    return names
+
+
+def run_curves(metrics: pd.DataFrame) -> dict[str, list[Any]]:
+    """Per-step series of one run (``None`` where a value is undefined)."""
+    out: dict[str, list[Any]] = {"step": [int(s) for s in metrics["step"]]}
+    for col in CURVE_COLUMNS:
+        out[col] = to_plain([float(x) for x in metrics[col]])
+    out["cf_availability"] = [
+        _ratio(a, s) for a, s in zip(metrics["cf_available"], metrics["cf_sent"], strict=True)
+    ]
+    return out
+
+
+def run_health(metrics: pd.DataFrame) -> dict[str, Any]:
+    """Health summary of one run (or of several runs' metrics concatenated)."""
+    sent, avail = int(metrics["cf_sent"].sum()), int(metrics["cf_available"].sum())
+    first = metrics[metrics["step"] == metrics["step"].min()]
+    last = metrics[metrics["step"] == metrics["step"].max()]
+    rollouts = int(metrics["rollouts"].sum())
+    masked = float((metrics["masked_share"].fillna(0) * metrics["rollouts"]).sum())
+    alerts = _alerts(metrics)
+    return {
+        "steps": int(metrics["step"].nunique()),
+        "rollouts": rollouts,
+        "cf_sent": sent,
+        "cf_available": avail,
+        "cf_nonzero": int(metrics["cf_nonzero"].sum()),
+        "cf_availability": _ratio(avail, sent),
+        "credit_mass_l1_mean": _finite_mean(metrics["credit_mass_l1"]),
+        "credit_mass_signed_mean": _finite_mean(metrics["credit_mass_signed"]),
+        "entropy_first": _finite_mean(first["entropy"]),
+        "entropy_last": _finite_mean(last["entropy"]),
+        "reward_first": _finite_mean(first["reward_mean"]),
+        "reward_last": _finite_mean(last["reward_mean"]),
+        "masked_share": _ratio(masked, rollouts),
+        "alerts": dict(sorted(alerts.items())),
+        "n_alerts": int(sum(alerts.values())),
+        "generated_tokens": int(metrics["generated_tokens"].sum()),
+        **{
+            f"seconds_{k}": float(metrics[f"seconds_{k}"].sum())
+            for k in ("rollout", "counterfactual", "update")
+        },
+    }
+
+
+def step_buckets(endpoint: int, n_buckets: int) -> list[tuple[int, int]]:
+    """Split steps ``1..endpoint`` into at most ``n_buckets`` contiguous, near-equal ranges."""
+    if endpoint < 1 or n_buckets < 1:
+        raise ValueError(f"endpoint {endpoint} and n_buckets {n_buckets} must be >= 1")
+    edges = np.linspace(0, endpoint, min(n_buckets, endpoint) + 1).round().astype(int)
+    return [(int(lo) + 1, int(hi)) for lo, hi in zip(edges[:-1], edges[1:], strict=True)]
+
+
+def failure_buckets(
+    metrics: pd.DataFrame, buckets: Sequence[tuple[int, int]]
+) -> list[dict[str, Any]]:
+    """Failure rates per step bucket, rollout-weighted over every step (and run) in it."""
+    out = []
+    for lo, hi in buckets:
+        part = metrics[(metrics["step"] >= lo) & (metrics["step"] <= hi)]
+        n = part["rollouts"].astype(float)
+        live = n * (1.0 - part["masked_share"].fillna(0.0))
+        row: dict[str, Any] = {"steps": [lo, hi], "rollouts": int(n.sum())}
+        for col in FAILURES:
+            w = live if col == "p2p_regression_rate" else n
+            ok = np.isfinite(part[col].astype(float))
+            row[col] = _ratio(float((part[col][ok] * w[ok]).sum()), float(w[ok].sum()))
+        out.append(row)
+    return out
+
+
+def _encounter_rows(rollouts: pd.DataFrame) -> pd.DataFrame:
+    """Per (task, step) pass rate over unmasked rollouts, and the encounter number of the step."""
+    live = rollouts[~rollouts["masked"].astype(bool)]
+    groups = live.groupby(["instance_id", "step"], sort=True)["Y"].mean().reset_index()
+    groups["encounter"] = groups.groupby("instance_id").cumcount() + 1
+    return groups
+
+
+def arm_encounter(
+    rollouts_by_run: Mapping[str, pd.DataFrame],
+    *,
+    k: int,
+    n_resamples: int,
+    rng_seed: int,
+    level: float,
+) -> dict[str, Any]:
+    """Encounter effect of one arm: per task ``rate[k] - rate[1]`` averaged over its runs."""
+    per_task: dict[str, list[float]] = {}
+    seen: set[str] = set()
+    for run, rollouts in rollouts_by_run.items():
+        rows = _encounter_rows(rollouts)
+        seen.update(map(str, rows["instance_id"]))
+        try:
+            tasks, diffs, _ = encounter_differences(
+                list(rows["instance_id"]), list(rows["encounter"]), list(rows["Y"]), k=k
+            )
+        except ValueError as exc:
+            raise ValueError(f"run {run}: {exc}") from exc
+        for task, diff in zip(tasks, diffs, strict=True):
+            per_task.setdefault(task, []).append(diff)
+    tasks = sorted(per_task)
+    means = [float(np.mean(per_task[t])) for t in tasks]
+    ci = mean_ci(means, n_resamples=n_resamples, rng_seed=rng_seed, level=level) if means else None
+    return {
+        "k": k,
+        "n_tasks": len(tasks),
+        "n_tasks_seen": len(seen),
+        "n_tasks_without_kth": len(seen) - len(tasks),
+        "mean_difference": None if ci is None else ci.estimate,
+        "ci": None if ci is None else ci.to_dict(),
+        "tasks": tasks,
+        "task_differences": means,
+    }
+
+
+def training_record(
+    arm: str,
+    metrics_by_run: Mapping[str, pd.DataFrame],
+    rollouts_by_run: Mapping[str, pd.DataFrame],
+    *,
+    endpoint_step: int,
+    n_buckets: int,
+    encounter_ks: Sequence[int],
+    n_resamples: int,
+    rng_seed: int,
+    level: float,
+) -> dict[str, Any]:
+    """Everything the paper shows about one arm's training (see the module docstring)."""
+    if not metrics_by_run:
+        raise ValueError(f"arm {arm}: no runs")
+    pooled = pd.concat(list(metrics_by_run.values()), ignore_index=True)
+    buckets = step_buckets(endpoint_step, n_buckets)
+    boot = {"n_resamples": n_resamples, "rng_seed": rng_seed, "level": level}
+    health = run_health(pooled)
+    health["runs"] = len(metrics_by_run)
+    return {
+        "arm": arm,
+        "runs": list(metrics_by_run),
+        "endpoint_step": endpoint_step,
+        "curves": {run: run_curves(m) for run, m in metrics_by_run.items()},
+        "health_by_run": {run: run_health(m) for run, m in metrics_by_run.items()},
+        "health": health,
+        "failures": failure_buckets(pooled, buckets),
+        "encounter": [arm_encounter(rollouts_by_run, k=k, **boot) for k in encounter_ks],
+        "bootstrap": {**boot, "method": "percentile"},
+    }

@@ -1,0 +1,271 @@
+"""A small synthetic results tree in the formats of docs/outputs.md (for stats and report tests).
+
+``write_fake_tree(root, ...)`` writes, under ``root``: the controls summary, eval slots of the
+base model and every run, training segments (metrics and rollouts with the real schemas, and an
+identity receipt), audits and benchmark files. The eval set holds ``n_eval_tasks`` held-out tasks
+plus ``n_in_pool`` of the training tasks (so the in-pool / out-of-pool split has both parts).
+Arm M is planted ``effect`` above the others; ``unresolved`` slots of the M runs get a null
+verdict.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from editcredit.audit.identity import write_identity
+from editcredit.rl.records import METRICS_SCHEMA, ROLLOUT_SCHEMA
+
+PLAN = {"O": [42, 314159], "B": [42, 314159], "M": [42, 314159], "E": [42]}
+SLOT_SCHEMA = pa.schema(
+    [
+        ("model", pa.string()),
+        ("evalset", pa.string()),
+        ("instance_id", pa.string()),
+        ("sample", pa.int16()),
+        ("verdict", pa.int8()),
+        ("state", pa.string()),
+        ("reason", pa.string()),
+        ("attempts", pa.int16()),
+    ]
+)
+BENCH_HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+
+
+@dataclass
+class FakeSpec:
+    plan: dict[str, list[int]] = field(default_factory=lambda: dict(PLAN))
+    endpoint_step: int = 4
+    segment_steps: int = 2
+    evalset: str = "holdout"
+    n_eval_tasks: int = 40
+    n_in_pool: int = 6
+    n_samples: int = 4
+    n_train_tasks: int = 10
+    tasks_per_step: int = 4
+    group_size: int = 4
+    effect: float = 0.15
+    unresolved: int = 0
+    seed: int = 0
+
+
+def _task(i: int, split: str) -> str:
+    return f"minibugs__mod__{split}_{i:03d}"
+
+
+def train_tasks(spec: FakeSpec) -> list[str]:
+    return [_task(i, "train") for i in range(spec.n_train_tasks)]
+
+
+def eval_tasks(spec: FakeSpec) -> list[str]:
+    held = [_task(i, "holdout") for i in range(spec.n_eval_tasks)]
+    return held + train_tasks(spec)[: spec.n_in_pool]
+
+
+def run_names(spec: FakeSpec) -> list[str]:
+    return [f"{arm}-s{seed}" for arm, seeds in spec.plan.items() for seed in seeds]
+
+
+def _write_slots(root: Path, spec: FakeSpec, model: str, rate: np.ndarray, g) -> None:
+    rows = []
+    for t, task in enumerate(eval_tasks(spec)):
+        for s in range(spec.n_samples):
+            rows.append(
+                {
+                    "model": model,
+                    "evalset": spec.evalset,
+                    "instance_id": task,
+                    "sample": s,
+                    "verdict": int(g.random() < rate[t]),
+                    "state": "decided",
+                    "reason": "",
+                    "attempts": 1,
+                }
+            )
+    if model.startswith("M-") and spec.unresolved:
+        for row in rows[: spec.unresolved]:
+            row.update(verdict=None, state="unresolved", reason="missing_observation")
+    path = root / "results" / "eval" / model / spec.evalset / "slots.parquet"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pylist(rows, schema=SLOT_SCHEMA), path)
+
+
+def _rollout_row(run: str, step: int, task: str, sample: int, y: int, masked: bool) -> dict:
+    return {
+        "rollout_key": f"{run}:{step}:{task}:{sample}",
+        "instance_id": task,
+        "split": "train",
+        "token_ids": [1, 2, 3],
+        "logprobs": [-0.1, -0.2, -0.3],
+        "loss_mask": [1, 1, 1],
+        "turn_of_token": [0, 0, 0],
+        "n_turns": 1,
+        "end_reason": "submitted",
+        "turns": "[]",
+        "edit_blocks": "[]",
+        "selected_block": -1,
+        "final_patch": "",
+        "report": "{}",
+        "Y": y,
+        "format_error": 0,
+        "p2p_regression": 0,
+        "reward": float(y),
+        "masked": masked,
+        "step": step,
+        "sample": sample,
+    }
+
+
+def _metrics_row(run: str, arm: str, step: int, rows: list[dict], g) -> dict:
+    live = [r for r in rows if not r["masked"]]
+    cf = arm in ("B", "M")
+    sent = len(rows) if cf else 0
+    avail = sent - int(g.integers(0, 2)) if cf else 0
+    return {
+        "run": run,
+        "step": step,
+        "reward_mean": float(np.mean([r["reward"] for r in live])),
+        "pass_rate": float(np.mean([r["Y"] for r in live])),
+        "entropy": 2.0 - 0.1 * step + 0.05 * g.random(),
+        "grad_norm": 1.0,
+        "loss": 0.1,
+        "micro_batches": 2,
+        "rollouts": len(rows),
+        "masked_share": 1 - len(live) / len(rows),
+        "format_error_rate": 0.2 / step,
+        "p2p_regression_rate": 0.05,
+        "context_budget_rate": 0.1 if step % 2 else 0.0,
+        "generated_tokens": 3 * len(rows),
+        "cf_sent": sent,
+        "cf_available": avail,
+        "cf_nonzero": avail // 2,
+        "credit_mass_l1": 0.02 * avail,
+        "credit_mass_signed": 0.0,
+        "credit_rollouts": avail,
+        "seconds_rollout": 1.5,
+        "seconds_counterfactual": 0.5 if cf else 0.0,
+        "seconds_update": 0.25,
+        "alerts": json.dumps(["cf_unavailable_streak: 16 consecutive"] if cf and step == 1 else []),
+    }
+
+
+def _write_run(root: Path, spec: FakeSpec, run: str, arm: str, g) -> None:
+    pool = train_tasks(spec)
+    k = spec.segment_steps
+    for end in range(k, spec.endpoint_step + 1, k):
+        rollouts, metrics = [], []
+        for step in range(end - k + 1, end + 1):
+            n = spec.tasks_per_step
+            picks = [pool[(step * n + i) % len(pool)] for i in range(n)]
+            rows = []
+            for task in picks:
+                p = 0.3 + 0.05 * step + (0.1 if arm == "M" else 0.0)
+                for s in range(spec.group_size):
+                    masked = bool(g.random() < 0.05)
+                    rows.append(_rollout_row(run, step, task, s, int(g.random() < p), masked))
+            if all(r["masked"] for r in rows):
+                rows[0]["masked"] = False
+            rollouts += rows
+            metrics.append(_metrics_row(run, arm, step, rows, g))
+        out = root / "runs" / run / f"step_{end}"
+        out.mkdir(parents=True, exist_ok=True)
+        pq.write_table(
+            pa.Table.from_pylist(rollouts, schema=ROLLOUT_SCHEMA), out / "rollouts.parquet"
+        )
+        pq.write_table(
+            pa.Table.from_pylist(metrics, schema=METRICS_SCHEMA), out / "metrics.parquet"
+        )
+        write_identity(out, {})
+        _write_audit(root, run, end, ok=True)
+
+
+def _write_audit(root: Path, run: str, step: int, ok: bool) -> None:
+    cmp = {
+        "reference": "models/base/tiny",
+        "missing_keys": [],
+        "unexpected_keys": [],
+        "shape_mismatches": [],
+        "dtype_differences": [],
+        "compared_tensors": 24,
+        "compared_elements": 600_000,
+        "changed_tensors": 24 if ok else 0,
+        "changed_elements": 598_000 if ok else 0,
+        "reference_nonfinite": 0,
+        "cast_reference_nonfinite": 0,
+        "relative_change": 0.0123 * step,
+        "tensors": [],
+    }
+    rec = {
+        "checkpoint": f"runs/{run}/step_{step}/model",
+        "base": "models/base/tiny",
+        "previous": None,
+        "files": [],
+        "tensors": [],
+        "checkpoint_nonfinite": 0,
+        "nonfinite_tensors": [],
+        "vs_base": cmp,
+        "vs_previous": None,
+        "bytes_read": 1000,
+        "failures": [] if ok else ["endpoint equals its base"],
+        "ok": ok,
+        "provenance": {"inputs": {}},
+    }
+    path = root / "results" / "audits" / run / f"step_{step}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(rec))
+
+
+def _write_controls(root: Path, spec: FakeSpec) -> None:
+    n = spec.n_train_tasks + spec.n_eval_tasks
+    summary = {
+        "suite": "minibugs",
+        "tasks": n,
+        "by_split": {"train": spec.n_train_tasks, "dev": 0, "holdout": spec.n_eval_tasks},
+        "gold_1": n,
+        "empty_0": n,
+        "flagged": 0,
+        "flagged_ids": [],
+        "deviations_by_reason": {},
+        "training_pool": train_tasks(spec),
+        "provenance": {"inputs": {}},
+    }
+    path = root / "results" / "controls" / "minibugs" / "summary.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(summary))
+
+
+def _write_benchmarks(root: Path, spec: FakeSpec) -> None:
+    jobs = {"freeze_suite": ["minibugs"], "control": ["minibugs"], "base_model": ["tiny"]}
+    jobs["train_segment"] = [f"{r}/step_{spec.endpoint_step}" for r in run_names(spec)]
+    for rule, names in jobs.items():
+        for i, name in enumerate(names):
+            path = root / "results" / "benchmarks" / rule / f"{name}.tsv"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(
+                BENCH_HEADER
+                + f"{10.5 + i}\t0:00:10\t{300 + i}\t900\t280\t290\t1\t2\t95\t{9.5 + i}\n"
+            )
+
+
+def write_fake_tree(root: str | Path, spec: FakeSpec | None = None) -> FakeSpec:
+    """Write the whole fake tree under ``root``; returns the spec used."""
+    spec = spec or FakeSpec()
+    root = Path(root)
+    g = np.random.default_rng(spec.seed)
+    base_rate = g.uniform(0.1, 0.7, size=len(eval_tasks(spec)))
+    _write_controls(root, spec)
+    _write_slots(root, spec, "base", base_rate, g)
+    for arm, seeds in spec.plan.items():
+        for seed in seeds:
+            run = f"{arm}-s{seed}"
+            bump = spec.effect if arm == "M" else 0.0
+            rate = np.clip(base_rate + 0.05 + bump + g.normal(0, 0.05, base_rate.size), 0, 1)
+            _write_slots(root, spec, run, rate, g)
+            _write_run(root, spec, run, arm, g)
+    _write_benchmarks(root, spec)
+    return spec

@@ -1,0 +1,118 @@
+"""Tables rendered from a fake results tree: numbers equal the JSON results, bounds when
+unresolved, single-seed contrasts labelled, provenance first lines, costs from benchmarks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from editcredit.report.latex import ci_points, points, read_tex_provenance
+from editcredit.report.tables import TABLES
+
+
+def _json(root: Path, rel: str) -> dict:
+    return json.loads((root / rel).read_text())
+
+
+def _tex(root: Path, name: str) -> str:
+    return (root / "paper" / "tables" / f"{name}.tex").read_text()
+
+
+def test_every_table_has_a_provenance_first_line(resolved_tree):
+    root = resolved_tree["root"]
+    for name in TABLES:
+        block = read_tex_provenance(root / "paper" / "tables" / f"{name}.tex")
+        assert block["config_sha256"] and block["inputs"], name
+    block = read_tex_provenance(root / "paper" / "tables" / "comparisons.tex")
+    assert set(block["inputs"]) == {f"results/stats/{n}.json" for n in resolved_tree["comparisons"]}
+
+
+def test_comparison_numbers_equal_the_json(resolved_tree):
+    root = resolved_tree["root"]
+    table, findings = _tex(root, "comparisons"), _tex(root, "findings")
+    for name in resolved_tree["comparisons"]:
+        rec = _json(root, f"results/stats/{name}.json")
+        c = rec["all"]
+        diff = points(c["difference"], sign=True)
+        assert diff in table and diff in findings
+        assert ci_points(c["ci_task"]) in table
+        s = c["sign"]
+        assert f"{s['wins']}/{s['losses']}/{s['ties']}" in table
+        assert rec["gate"]["verdict"].upper() in table
+        if not rec["single_seed"]:
+            assert ci_points(c["ci_seed_task"]) in table
+        for part in ("in_pool", "out_of_pool"):
+            sub = rec[part]["comparison"]
+            assert points(sub["difference"], sign=True) in table
+    m42 = _json(root, "results/stats/M42-E42.json")
+    assert m42["kind"] == "single-seed contrast" and m42["all"]["ci_seed_task"] is None
+    assert "single-seed contrast (seed 42)" in table
+    assert "M42 $-$ E42" in table
+
+
+def test_numbers_file_defines_the_quoted_numbers(resolved_tree):
+    root = resolved_tree["root"]
+    numbers = _tex(root, "numbers")
+    rec = _json(root, "results/stats/M-B.json")
+    diff = points(rec["all"]["difference"], sign=True)
+    assert "\\@namedef{ecn@main.difference}{" + diff + "}" in numbers
+    assert "\\@namedef{ecn@main.gate}{" + rec["gate"]["verdict"].upper() + "}" in numbers
+    assert "\\@namedef{ecn@gate.min}{4.00}" in numbers
+    assert "\\@namedef{ecn@boot.resamples}{2\\,000}" in numbers
+    assert "\\@namedef{ecn@cfg.lambda}{0.1}" in numbers
+
+
+def test_scores_table_shows_scores(resolved_tree):
+    root = resolved_tree["root"]
+    table = _tex(root, "scores")
+    scores = _json(root, "results/stats/scores/holdout.json")
+    for s in scores["models"].values():
+        assert s["resolved"]
+        assert f"& {points(s['score'])} &" in table
+    assert "dagger$ &" not in table
+
+
+def test_unresolved_slots_show_bounds_and_fail_the_gate(unresolved_tree):
+    root = unresolved_tree["root"]
+    table, findings, scores_tex = (_tex(root, n) for n in ("comparisons", "findings", "scores"))
+    for name in unresolved_tree["comparisons"]:
+        rec = _json(root, f"results/stats/{name}.json")
+        c = rec["all"]
+        assert not c["resolved"] and c["difference"] is None and c["primary_ci"] is None
+        assert rec["gate"]["verdict"] == "fail" and rec["bootstrap_distribution"] is None
+        lo, hi = (points(c[k], sign=True) for k in ("difference_lower", "difference_upper"))
+        bounds = f"[{lo}, {hi}]"
+        assert bounds + "$^\\dagger$" in table
+        assert bounds in findings
+    assert "unresolved slots remain" in findings
+    scores = _json(root, "results/stats/scores/holdout.json")
+    m = scores["models"]["M-s42"]
+    assert m["score"] is None and m["unresolved_by_reason"] == {"missing_observation": 5}
+    assert f"[{points(m['lower'])}, {points(m['upper'])}]$^\\dagger$" in scores_tex
+    assert "missing\\_observation 5" in scores_tex
+
+
+def test_training_tables(resolved_tree):
+    root = resolved_tree["root"]
+    health, failures, encounter = (
+        _tex(root, n) for n in ("training_health", "training_failures", "encounter")
+    )
+    rec = _json(root, "results/stats/training/M.json")
+    h = rec["health"]
+    assert f"M & 2 & 4 & {h['cf_sent']} &" in health
+    assert "O & 2 & 4 & 0 & --- &" in health  # arm O sends no CF queries
+    assert "cf\\_unavailable\\_streak" in health
+    assert failures.count("\\addlinespace") == len(resolved_tree["spec"].plan) - 1
+    enc = rec["encounter"][0]
+    assert enc["n_tasks"] > 0
+    assert points(enc["mean_difference"], sign=True) in encounter
+
+
+def test_audits_and_costs(resolved_tree):
+    root = resolved_tree["root"]
+    audits, costs = _tex(root, "audits"), _tex(root, "costs")
+    assert audits.count("& ok &") == 2 * 7  # 7 runs x 2 segment ends
+    assert "\\texttt{train\\_segment} & 7 &" in costs
+    assert "Total & 10 &" in costs
+    # GPU seconds = wall seconds x GPUs requested (train_segment: 1 GPU in this test)
+    assert "& 94.5 & 87.5 & 94.5 &" in costs

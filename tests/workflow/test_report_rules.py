@@ -1,0 +1,163 @@
+"""Statistics and paper rules through Snakemake, on a fake results tree (no training, no eval).
+
+A scratch Snakefile includes the repository's rules/common.smk, stats.smk and report.smk; the
+upstream outputs (controls, eval slots, training segments, audits, benchmarks) are written by
+tests/report/fake_results.py. The workflow builds the paper; then changing only the claim-gate
+threshold must rerun only the gate (compare), the tables and the paper, nothing upstream.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from taskfactory import REPO
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "report"))
+from fake_results import FakeSpec, write_fake_tree  # noqa: E402
+
+SNAKEFILE = """\
+from snakemake.utils import validate
+
+
+configfile: "config/config.yaml"
+
+
+validate(config, "config/schema.yaml", set_default=True)
+
+
+include: "rules/common.smk"
+include: "rules/stats.smk"
+include: "rules/report.smk"
+
+
+rule all:
+    input:
+        TARGETS,
+"""
+HAS_TEX = shutil.which("latexmk") is not None and shutil.which("pdflatex") is not None
+
+
+def smk(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "snakemake", "--cores", "1", "--nolock", *args]
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=600)
+
+
+def job_counts(output: str) -> dict[str, int]:
+    """The 'Job stats' table of a Snakemake run or dry run: rule -> jobs."""
+    counts: dict[str, int] = {}
+    block = output.split("Job stats:", 1)[1] if "Job stats:" in output else ""
+    for line in block.splitlines()[3:]:
+        m = re.match(r"^(\S+)\s+(\d+)\s*$", line)
+        if not m:
+            break
+        if m[1] != "total":
+            counts[m[1]] = int(m[2])
+    return counts
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """A fake upstream tree plus the stats and report rules, run once to the paper."""
+    root = tmp_path_factory.mktemp("paper")
+    for name in ("rules", "scripts", "config", "envs"):
+        shutil.copytree(Path(REPO, name), root / name)
+    shutil.copytree(
+        Path(REPO, "paper"),
+        root / "paper",
+        ignore=shutil.ignore_patterns("tables", "figures", "main.pdf", "*.aux", "*.log"),
+    )
+    targets = '"paper/main.pdf"' if HAS_TEX else "paper_tables()"
+    (root / "Snakefile").write_text(SNAKEFILE.replace("TARGETS", targets))
+    cfg = yaml.safe_load((root / "config" / "config.yaml").read_text())
+    samples = cfg.get("evaluation", {}).get("evalsets", {}).get("holdout", {}).get("samples", 2)
+    write_fake_tree(
+        root,
+        FakeSpec(
+            plan=cfg["training"]["plan"],
+            n_samples=samples,
+            endpoint_step=cfg["training"]["endpoint_step"],
+            segment_steps=cfg["training"]["segment_steps"],
+        ),
+    )
+    proc = smk(root)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    return root, proc
+
+
+def test_workflow_writes_stats_tables_figures_and_paper(built):
+    root, proc = built
+    counts = job_counts(proc.stdout + proc.stderr)
+    assert counts["compare"] == counts["paired"] == 3
+    for name in ("M-B", "M-O", "M42-E42"):
+        rec = json.loads((root / "results" / "stats" / f"{name}.json").read_text())
+        assert rec["gate"]["verdict"] in ("pass", "fail")
+        assert rec["provenance"]["inputs"]
+    single = json.loads((root / "results" / "stats" / "M42-E42.json").read_text())
+    assert single["kind"] == "single-seed contrast" and single["label"] == "M42 - E42"
+    for tex in (root / "paper" / "tables").glob("*.tex"):
+        assert tex.read_text().startswith("% editcredit-provenance: {")
+    for name in ("training_curves", "task_differences", "bootstrap"):
+        assert (root / "paper" / "figures" / f"{name}.png").stat().st_size > 10_000
+    if HAS_TEX:
+        assert (root / "paper" / "main.pdf").read_bytes().startswith(b"%PDF")
+    assert "claim gate M - B:" in (root / "logs" / "compare" / "M-B.log").read_text()
+
+
+def test_gate_threshold_change_reruns_only_gate_tables_and_paper(built):
+    root, _ = built
+    cfg_path = root / "config" / "config.yaml"
+    original = cfg_path.read_text()
+    assert "min_difference: 0.04" in original
+    cfg_path.write_text(original.replace("min_difference: 0.04", "min_difference: 0.05"))
+    try:
+        proc = smk(root, "--dry-run")
+    finally:
+        cfg_path.write_text(original)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    counts = job_counts(proc.stdout + proc.stderr)
+    expected = {"compare": 3, "render_tables": 1, "all": 1}
+    if HAS_TEX:
+        expected["paper"] = 1
+    assert counts == expected, proc.stdout[-3000:]
+
+
+def test_nothing_to_do_when_unchanged(built):
+    root, _ = built
+    proc = smk(root, "--dry-run")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Nothing to be done" in proc.stdout + proc.stderr
+
+
+def test_snakemake_report_holds_the_figures_and_captions(built):
+    root, _ = built
+    proc = smk(root, "--report", "report.html")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    html = (root / "report.html").read_text(errors="replace")
+    assert "training_curves.png" in html and "bootstrap.png" in html
+    assert "Bootstrap distribution of the main comparison" in html
+
+
+def test_verify_traces_a_changed_eval_slot_to_the_tables(built):
+    """editcredit verify: the generated tree verifies; a changed slot file reaches the tables."""
+    from editcredit.audit.verify import verify_tree
+
+    root, _ = built
+    report = verify_tree(root)
+    assert report.ok, [(f.path, f.details) for f in report.findings]
+    changed = "results/eval/M-s42/holdout/slots.parquet"
+    original = (root / changed).read_bytes()
+    try:
+        (root / changed).write_bytes(original + b"\0")
+        report = verify_tree(root)
+    finally:
+        (root / changed).write_bytes(original)
+    assert [f.path for f in report.findings] == [changed]
+    reached = report.graph.downstream(changed)
+    assert {"paper/tables/comparisons.tex", "paper/tables/scores.tex"} <= set(reached)
