@@ -16,6 +16,9 @@ include: "rules/controls.smk"
 include: "rules/policy.smk"
 include: "rules/train.smk"
 include: "rules/audit.smk"
+include: "rules/eval.smk"
+include: "rules/stats.smk"
+include: "rules/report.smk"
 
 
 rule all:
@@ -25,3 +28,5 @@ rule all:
         expand("results/base/{model}/probe.json", model=config["models"]),
         endpoint_segments(),
         "results/audits/summary.parquet",
+        eval_targets(),
+        "paper/main.pdf",

@@ -1,0 +1,176 @@
+"""Evaluation slots per second of the default (generation plus grading), split by phase.
+
+The trained base policy (models/base/tiny) on the default holdout eval set (every holdout
+task of the frozen minibugs suite, ``evaluation.evalsets.holdout.samples`` each; fewer with
+--tasks), through the slot runner (batched generation across tasks, the attempt ledger,
+grading overlapped with generation) and the docker sandbox pool, with the config's agent
+budgets and eval batch size. Model loading and sandbox start-up are outside the timing.
+Usage::
+
+    python benchmarks/bench_eval_slots.py [--tasks N] [--samples n]
+
+Phases: ``generation`` is the wall time of the generation batches (model forward passes plus
+the environment's steps, including the episodes' own test runs); ``model_forward`` and
+``in_episode_test_runs`` are parts of it; ``final_grading`` is the grading of final patches
+(summed over the worker threads, and that sum / workers as a wall estimate; it overlaps the
+next batch's generation). Writes benchmarks/out/eval_slots.json and prints it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import torch
+
+from editcredit.agent.probe_job import load_policy
+from editcredit.agent.rollout import RolloutConfig
+from editcredit.config import load_config
+from editcredit.data.freeze import load_tasks
+from editcredit.evaluation.journal import Journal
+from editcredit.evaluation.ledger import Limits
+from editcredit.evaluation.runner import SliceSettings, run_slots
+from editcredit.sandbox.pool import SandboxPool
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class PhaseTimer:
+    """Wraps ``grade`` and sums wall time by caller: final gradings run in 'grade' threads."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.seconds: Counter[str] = Counter()
+        self.calls: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def grade(self, task, patch):
+        phase = (
+            "final_grading"
+            if threading.current_thread().name.startswith("grade")
+            else "in_episode_test_runs"
+        )
+        start = time.perf_counter()
+        try:
+            return self.inner.grade(task, patch)
+        finally:
+            with self._lock:
+                self.seconds[phase] += time.perf_counter() - start
+                self.calls[phase] += 1
+
+
+class TimedGenerator:
+    def __init__(self, inner) -> None:
+        self.inner, self.seconds, self.calls = inner, 0.0, 0
+
+    def generate(self, *args):
+        start = time.perf_counter()
+        try:
+            return self.inner.generate(*args)
+        finally:
+            self.seconds += time.perf_counter() - start
+            self.calls += 1
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=0, help="first N holdout tasks (0 = all)")
+    parser.add_argument("--samples", type=int, default=0, help="n (0 = the config's)")
+    parser.add_argument("--model", default="tiny")
+    args = parser.parse_args()
+    torch.set_num_threads(2)
+    config = load_config(ROOT / "config" / "config.yaml")
+    holdout = [
+        t for t in load_tasks(ROOT / "data/frozen/minibugs/tasks.parquet") if t.split == "holdout"
+    ][: args.tasks or None]
+    args.samples = args.samples or int(config["evaluation"]["evalsets"]["holdout"]["samples"])
+    tasks = {t.instance_id: t for t in holdout}
+    slots = [(t.instance_id, k) for t in holdout for k in range(args.samples)]
+    clock = time.perf_counter()
+    generator, chat = load_policy(str(ROOT / "models/base" / args.model), torch.device("cpu"))
+    load_s = time.perf_counter() - clock
+    timed = TimedGenerator(generator)
+    sandbox_cfg = config["sandbox"]
+    workers = int(sandbox_cfg["workers"])
+    ev = config["evaluation"]
+    settings = SliceSettings(
+        model="bench",
+        evalset="holdout",
+        rollout=RolloutConfig(**config["agent"]),
+        limits=Limits(**ev["limits"]),
+        seed=int(ev["seed"]),
+        batch_size=int(ev["batch_size"]),
+        workers=workers,
+        f_weight=float(config["grading"]["f_weight"]),
+        g_weight=float(config["grading"]["g_weight"]),
+    )
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-eval-") as tmp,
+        SandboxPool("docker", sandbox_cfg, workers) as pool,
+    ):
+        timer = PhaseTimer(pool)
+        journal = Journal(Path(tmp) / "j", {"bench": 1})
+        start = time.perf_counter()
+        history, stats = run_slots(
+            slots,
+            tasks,
+            settings,
+            journal,
+            timer,
+            lambda: (timed, chat),
+            Path(tmp) / "j" / "trajectories",
+            log=lambda _: None,
+        )
+        total = time.perf_counter() - start
+    states, infra = Counter(), Counter()
+    for attempts in history.values():
+        for a in attempts:
+            if a.outcome == "infra_failure":
+                causes = a.evidence.get("in_episode_failures") or [a.evidence]
+                for c in causes:
+                    infra[f"{a.kind}: {c.get('run_status') or 'exception'}"] += 1
+        last = attempts[-1]
+        states[last.verdict_kind if last.outcome == "report" else "unresolved"] += 1
+    final = timer.seconds["final_grading"]
+    result = {
+        "slots": len(slots),
+        "tasks": len(holdout),
+        "samples": args.samples,
+        "seconds": round(total, 2),
+        "slots_per_second": round(len(slots) / total, 3),
+        "phases": {
+            "generation_wall_s": round(stats.generation_seconds, 2),
+            "generation_slots_per_second": round(len(slots) / stats.generation_seconds, 3),
+            "model_forward_s": round(timed.seconds, 2),
+            "in_episode_test_runs_s_summed": round(timer.seconds["in_episode_test_runs"], 2),
+            "in_episode_test_runs": timer.calls["in_episode_test_runs"],
+            "final_grading_s_summed": round(final, 2),
+            "final_grading_wall_estimate_s": round(final / workers, 2),
+            "final_gradings": timer.calls["final_grading"],
+            "docker_gradings_per_second": round(timer.calls["final_grading"] / (final / workers), 3)
+            if final
+            else None,
+            "grading_slots_per_second": round(len(slots) / (final / workers), 3) if final else None,
+            "after_last_batch_s": round(total - stats.generation_seconds, 2),
+        },
+        "attempts": stats.attempts,
+        "outcomes": dict(sorted(states.items())),
+        "infrastructure_failures": dict(sorted(infra.items())),
+        "batch_size": settings.batch_size,
+        "workers": workers,
+        "model_load_s": round(load_s, 2),
+        "device": "cpu",
+    }
+    out = ROOT / "benchmarks" / "out" / "eval_slots.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

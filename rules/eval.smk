@@ -1,0 +1,75 @@
+# Evaluation (METHOD §8): the slot plan, one job per model x eval set (generation batched
+# across tasks, grading with the attempt ledger, resumable), scores with bounds.
+
+
+rule eval_plan:
+    input:
+        tasks=eval_plan_tasks(),
+    output:
+        plan="results/eval/plan.parquet",
+        summary="results/eval/plan.json",
+    log:
+        "logs/eval_plan.log",
+    benchmark:
+        "results/benchmarks/eval_plan.tsv"
+    conda:
+        "../envs/editcredit.yaml"
+    resources:
+        gpu=0,
+        mem_mb=mem_mb("eval_plan", 2000),
+    params:
+        models=eval_plan_models(),
+        evalsets=config["evaluation"]["evalsets"],
+    script:
+        "../scripts/eval_plan.py"
+
+
+rule eval_model:
+    input:
+        plan="results/eval/plan.parquet",
+        model=eval_model_input,
+        tasks=eval_set_tasks,
+    output:
+        slots="results/eval/{model}/{evalset}/slots.parquet",
+        predictions=directory("results/eval/{model}/{evalset}/predictions"),
+    log:
+        "logs/eval_model/{model}/{evalset}.log",
+    benchmark:
+        "results/benchmarks/eval_model/{model}/{evalset}.tsv"
+    wildcard_constraints:
+        model=eval_model_regex(),
+    conda:
+        "../envs/editcredit.yaml"
+    threads: 2
+    resources:
+        gpu=config["evaluation"]["gpu"],
+        mem_mb=mem_mb("eval_model", 6000),
+    params:
+        model_dir=eval_model_dir,
+        evaluation=eval_job_cfg(),
+        agent=config["agent"],
+        grading=config["grading"],
+        sandbox=config["sandbox"],
+    script:
+        "../scripts/eval_model.py"
+
+
+rule eval_model_scores:
+    input:
+        slots="results/eval/{model}/{evalset}/slots.parquet",
+        plan="results/eval/plan.parquet",
+    output:
+        "results/eval/{model}/{evalset}/scores.json",
+    log:
+        "logs/eval_model_scores/{model}/{evalset}.log",
+    benchmark:
+        "results/benchmarks/eval_model_scores/{model}/{evalset}.tsv"
+    wildcard_constraints:
+        model=eval_model_regex(),
+    conda:
+        "../envs/editcredit.yaml"
+    resources:
+        gpu=0,
+        mem_mb=mem_mb("eval_model_scores", 1000),
+    script:
+        "../scripts/eval_model_scores.py"

@@ -1,0 +1,287 @@
+"""The jobs behind the rules of ``rules/eval.smk``: the plan, one model on one eval set, scores.
+
+``eval_model_job`` resumes from the journal of its identity, runs the ledger to the end, then
+writes every per-task slot file ``{task}.json``, ``slots.parquet`` and the predictions. The
+slot files are written by this job beside its declared outputs; the journal and the
+trajectories stay under ``attempts/{key}/`` across runs.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from editcredit.agent.rollout import RolloutConfig
+from editcredit.audit.provenance import atomic_write_text, provenance, write_result_json
+from editcredit.data.freeze import load_tasks
+from editcredit.data.task import Task
+from editcredit.evaluation.faults import FaultySandbox
+from editcredit.evaluation.journal import Journal, journal_key
+from editcredit.evaluation.ledger import Limits
+from editcredit.evaluation.plan import (
+    RESERVED_NAMES,
+    EvalSetSpec,
+    ModelSpec,
+    PlanError,
+    PlanSlice,
+    build_plan,
+    read_slice,
+    write_plan,
+)
+from editcredit.evaluation.predictions import write_predictions
+from editcredit.evaluation.runner import SliceSettings, run_slots
+from editcredit.evaluation.scoring import scores_record
+from editcredit.evaluation.slots import TaskSlots, slot_record, slots_rows, write_slots_parquet
+
+#: Sandbox settings that change what a grading means (workers and docker mode do not).
+SANDBOX_IDENTITY_KEYS = ("backend", "image", "timeout_factor", "mem_limit", "pids_limit")
+
+
+def plan_job(
+    tasks_paths: Sequence[str],
+    models: Mapping[str, Mapping[str, Any]],
+    evalsets: Mapping[str, Mapping[str, Any]],
+    out_plan: str,
+    out_summary: str,
+    config: Any,
+) -> dict[str, Any]:
+    """Build and write the plan; ``tasks_paths`` are ``data/frozen/{suite}/tasks.parquet``."""
+    tasks_by_suite = {Path(p).parent.name: load_tasks(p) for p in tasks_paths}
+    specs = [EvalSetSpec.from_mapping(name, cfg) for name, cfg in evalsets.items()]
+    rows = build_plan(
+        [ModelSpec.from_mapping(n, c) for n, c in models.items()], specs, tasks_by_suite
+    )
+    block = provenance(list(tasks_paths), config)
+    summary = write_plan(rows, out_plan, Path(out_plan).parent / "plans", block)
+    summary["models"] = {n: dict(c) for n, c in models.items()}
+    summary["evalsets"] = {n: dict(c) for n, c in evalsets.items()}
+    write_result_json(out_summary, summary, list(tasks_paths), config)
+    print(json.dumps({k: summary[k] for k in ("plan_sha256", "version", "slots")}))
+    return summary
+
+
+class LazySandbox:
+    """Starts the sandbox pool on the first grading (a rerun with nothing to grade starts
+    none; a model with only empty patches never needs one)."""
+
+    def __init__(self, factory: Callable[[], Any]) -> None:
+        self._factory, self._box, self._lock = factory, None, threading.Lock()
+
+    def grade(self, task: Task, patch: str):
+        with self._lock:
+            if self._box is None:
+                self._box = self._factory()
+        return self._box.grade(task, patch)
+
+    def close(self) -> None:
+        if self._box is not None and hasattr(self._box, "close"):
+            self._box.close()
+        self._box = None
+
+
+def _tasks_of(plan: PlanSlice, tasks_path: str) -> dict[str, Task]:
+    tasks = {t.instance_id: t for t in load_tasks(tasks_path)}
+    out = {}
+    for row in plan.rows:
+        task = tasks.get(row["instance_id"])
+        if task is None or task.sha256() != row["task_sha256"]:
+            raise PlanError(
+                f"{tasks_path}: task {row['instance_id']} is missing or differs from the plan"
+            )
+        out[task.instance_id] = task
+    return out
+
+
+def journal_identity(
+    plan: PlanSlice, model_sha256: str, eval_cfg, agent_cfg, grading_cfg, sandbox_cfg
+) -> dict[str, Any]:
+    faults = eval_cfg.get("faults", {})
+    return {
+        "model": plan.model,
+        "evalset": plan.evalset,
+        "slice_sha256": plan.sha256,
+        "model_sha256": model_sha256,
+        "agent": dict(agent_cfg),
+        "grading": dict(grading_cfg),
+        "sandbox": {k: sandbox_cfg.get(k) for k in SANDBOX_IDENTITY_KEYS},
+        "limits": dict(eval_cfg["limits"]),
+        "seed": int(eval_cfg["seed"]),
+        "faults": dict(faults) if float(faults.get("rate", 0.0)) > 0 else None,
+    }
+
+
+def eval_model_job(
+    plan_path: str,
+    model: str,
+    evalset: str,
+    model_dir: str,
+    tasks_path: str,
+    eval_cfg: Mapping[str, Any],
+    agent_cfg: Mapping[str, Any],
+    grading_cfg: Mapping[str, Any],
+    sandbox_cfg: Mapping[str, Any],
+    out_slots: str,
+    out_predictions: str,
+    gpus: int,
+    threads: int,
+    config: Any,
+    make_sandbox: Callable[[], Any] | None = None,
+    load_policy_fn: Callable[[], tuple[Any, Any]] | None = None,
+) -> dict[str, Any]:
+    """Evaluate ``model`` on ``evalset`` as planned; write every slot file and the tables.
+
+    ``make_sandbox`` and ``load_policy_fn`` replace the sandbox pool and the model loader
+    (tests plant fakes there).
+    """
+    plan = read_slice(plan_path, model, evalset)
+    if Path(plan.first("model_dir")) != Path(model_dir):
+        raise PlanError(f"{plan_path}: {model} is planned from {plan.first('model_dir')}")
+    tasks = _tasks_of(plan, tasks_path)
+    block = provenance([plan_path, tasks_path, model_dir], config)
+    identity = journal_identity(
+        plan, block["inputs"][str(model_dir)], eval_cfg, agent_cfg, grading_cfg, sandbox_cfg
+    )
+    out_dir = Path(out_slots).parent
+    key_dir = out_dir / "attempts" / journal_key(identity)[:16]
+    journal = Journal(key_dir, identity)
+    limits = Limits(**eval_cfg["limits"])
+    settings = SliceSettings(
+        model=model,
+        evalset=evalset,
+        rollout=RolloutConfig(**agent_cfg),
+        limits=limits,
+        seed=int(eval_cfg["seed"]),
+        batch_size=int(eval_cfg["batch_size"]),
+        workers=int(sandbox_cfg["workers"]),
+        f_weight=float(grading_cfg["f_weight"]),
+        g_weight=float(grading_cfg["g_weight"]),
+    )
+    sandbox = LazySandbox(make_sandbox or _pool_factory(sandbox_cfg))
+    faults = eval_cfg.get("faults", {})
+    graded = (
+        FaultySandbox(sandbox, float(faults["rate"]), int(faults["seed"]), faults["mode"])
+        if float(faults.get("rate", 0.0)) > 0
+        else sandbox
+    )
+    loader = load_policy_fn or _policy_loader(model_dir, gpus, threads)
+    try:
+        history, stats = run_slots(
+            plan.slots, tasks, settings, journal, graded, loader, key_dir / "trajectories"
+        )
+    finally:
+        sandbox.close()
+    files = render(plan, history, limits, identity, journal.path.as_posix())
+    write_outputs(files, plan, block, out_dir, out_slots, out_predictions)
+    summary = {"model": model, "evalset": evalset, "journal": journal.path.as_posix()}
+    summary.update(stats.to_dict())
+    if isinstance(graded, FaultySandbox):
+        summary["faults"] = {"injected": graded.injected, "passed": graded.passed}
+    _append_run_log(key_dir / "runs.jsonl", summary)
+    print(json.dumps(summary, sort_keys=True))
+    return summary
+
+
+def render(
+    plan: PlanSlice, history, limits: Limits, identity: Mapping[str, Any], journal: str
+) -> list[TaskSlots]:
+    """One TaskSlots per planned task, in plan order; every slot final."""
+    samples: dict[str, list[int]] = {}
+    for instance_id, sample in plan.slots:
+        samples.setdefault(instance_id, []).append(sample)
+    rows = {r["instance_id"]: r for r in plan.rows}
+    files = []
+    for instance_id, indices in samples.items():
+        row = rows[instance_id]
+        slots = [
+            slot_record(
+                k, history[(instance_id, k)], limits, f"{journal}: {instance_id} sample {k}"
+            )
+            for k in indices
+        ]
+        files.append(
+            TaskSlots(
+                model=plan.model,
+                evalset=plan.evalset,
+                instance_id=instance_id,
+                task_sha256=row["task_sha256"],
+                suite=row["suite"],
+                run=row["run"],
+                step=row["step"],
+                diagnostic=row["diagnostic"],
+                plan_sha256=plan.plan_sha256,
+                plan_version=plan.plan_version,
+                slice_sha256=plan.sha256,
+                model_sha256=identity["model_sha256"],
+                journal=journal,
+                limits=dict(identity["limits"]),
+                slots=slots,
+            )
+        )
+    return files
+
+
+def write_outputs(
+    files: Sequence[TaskSlots],
+    plan: PlanSlice,
+    block: Mapping[str, Any],
+    out_dir: Path,
+    out_slots: str,
+    out_predictions: str,
+) -> None:
+    """Per-task slot files (with the provenance block), slots.parquet, predictions; slot
+    files of tasks no longer planned are removed (their attempts stay in their journal)."""
+    keep = set()
+    for f in files:
+        body = {**f.model_dump(mode="json"), "provenance": dict(block)}
+        path = out_dir / f"{f.instance_id}.json"
+        atomic_write_text(path, json.dumps(body, indent=2, sort_keys=True) + "\n")
+        keep.add(path.name)
+    for stale in out_dir.glob("*.json"):
+        if stale.name not in keep and stale.stem not in RESERVED_NAMES:
+            stale.unlink()
+    write_slots_parquet(slots_rows(plan.model, plan.evalset, files), out_slots, block)
+    write_predictions(files, plan.model, plan.samples, out_predictions)
+
+
+def _append_run_log(path: Path, summary: Mapping[str, Any]) -> None:
+    line = json.dumps({"finished": datetime.now(UTC).isoformat(), **summary}, sort_keys=True)
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(line + "\n")
+
+
+def _pool_factory(sandbox_cfg: Mapping[str, Any]) -> Callable[[], Any]:
+    def make():
+        from editcredit.sandbox.pool import SandboxPool
+
+        return SandboxPool(sandbox_cfg["backend"], dict(sandbox_cfg), int(sandbox_cfg["workers"]))
+
+    return make
+
+
+def _policy_loader(model_dir: str, gpus: int, threads: int) -> Callable[[], tuple[Any, Any]]:
+    def load():
+        import torch
+
+        from editcredit.agent.probe_job import load_policy
+        from editcredit.policy.model import pick_device
+
+        torch.set_num_threads(max(1, int(threads)))
+        device = pick_device(int(gpus))
+        print(f"loading {model_dir} on {device}")
+        return load_policy(model_dir, device)
+
+    return load
+
+
+def scores_job(
+    slots_path: str, plan_path: str, model: str, evalset: str, out_scores: str, config: Any
+) -> dict[str, Any]:
+    record = scores_record(slots_path, plan_path, model, evalset)
+    write_result_json(out_scores, record, [slots_path, plan_path], config)
+    keys = ("model", "evalset", "score", "bounds", "unresolved_by_reason")
+    print(json.dumps({k: record[k] for k in keys}))
+    return record

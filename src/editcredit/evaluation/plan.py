@@ -1,0 +1,268 @@
+"""The slot plan: models x eval sets x tasks x sample index (METHOD §8).
+
+One row per slot, written once to ``results/eval/plan.parquet`` with the SHA256 of its canonical
+content. A changed plan is a new version: every plan ever written is archived under its hash
+(``results/eval/plans/v{version}-{sha}.parquet``) and ``plan.json`` lists the versions, so an
+earlier plan is never edited in place. Eval sets are separate populations (never pooled): each
+row names its eval set, and every slice (one model on one eval set) has its own hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from editcredit.audit.provenance import PARQUET_KEY
+from editcredit.data.task import Task, canonical_json
+
+PLAN_SCHEMA = pa.schema(
+    [
+        ("model", pa.string()),
+        ("evalset", pa.string()),
+        ("instance_id", pa.string()),
+        ("sample", pa.int16()),
+        ("suite", pa.string()),
+        ("split", pa.string()),
+        ("task_sha256", pa.string()),
+        ("run", pa.string()),
+        ("step", pa.int32()),
+        ("diagnostic", pa.bool_()),
+        ("model_dir", pa.string()),
+    ]
+)
+#: File names beside the per-task slot files that a task id must not take.
+RESERVED_NAMES = frozenset({"slots", "scores", "predictions", "attempts", "plan"})
+META_SHA, META_VERSION = b"editcredit.plan_sha256", b"editcredit.plan_version"
+
+
+class PlanError(ValueError):
+    """The plan cannot be built or read as asked; the message names the model/eval set/file."""
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One evaluated model: its name, HF directory, run and step; ``diagnostic`` marks an
+    intermediate checkpoint (evaluated only when asked, never the main comparison)."""
+
+    name: str
+    model_dir: str
+    run: str = ""
+    step: int = 0
+    diagnostic: bool = False
+
+    @classmethod
+    def from_mapping(cls, name: str, cfg: Mapping[str, Any]) -> ModelSpec:
+        return cls(
+            name,
+            str(cfg["dir"]),
+            str(cfg.get("run", "")),
+            int(cfg.get("step", 0)),
+            bool(cfg.get("diagnostic", False)),
+        )
+
+
+@dataclass(frozen=True)
+class EvalSetSpec:
+    """One eval set: tasks of ``splits`` of ``suite`` (``max_tasks`` > 0 keeps the first
+    ``max_tasks`` in SHA256(instance_id) order), each sampled ``samples`` times."""
+
+    name: str
+    suite: str
+    splits: tuple[str, ...]
+    samples: int
+    max_tasks: int = 0
+
+    @classmethod
+    def from_mapping(cls, name: str, cfg: Mapping[str, Any]) -> EvalSetSpec:
+        spec = cls(
+            name,
+            str(cfg["suite"]),
+            tuple(cfg["splits"]),
+            int(cfg["samples"]),
+            int(cfg.get("max_tasks", 0)),
+        )
+        if spec.samples < 1:
+            raise PlanError(f"eval set {name}: samples must be >= 1, got {spec.samples}")
+        if not spec.splits:
+            raise PlanError(f"eval set {name}: no splits")
+        return spec
+
+
+def select_tasks(spec: EvalSetSpec, tasks: Sequence[Task]) -> list[Task]:
+    """The eval set's tasks, sorted by instance id."""
+    chosen = [t for t in tasks if t.split in spec.splits]
+    if spec.max_tasks:
+        chosen.sort(key=lambda t: hashlib.sha256(t.instance_id.encode()).hexdigest())
+        chosen = chosen[: spec.max_tasks]
+    if not chosen:
+        raise PlanError(
+            f"eval set {spec.name}: suite {spec.suite} has no task in splits {list(spec.splits)}"
+        )
+    for t in chosen:
+        if t.instance_id in RESERVED_NAMES or "/" in t.instance_id:
+            raise PlanError(f"eval set {spec.name}: task id {t.instance_id!r} is not a file name")
+    return sorted(chosen, key=lambda t: t.instance_id)
+
+
+def build_plan(
+    models: Sequence[ModelSpec],
+    evalsets: Sequence[EvalSetSpec],
+    tasks_by_suite: Mapping[str, Sequence[Task]],
+) -> list[dict[str, Any]]:
+    """Every slot, in plan order: model, eval set, task (by id), sample."""
+    if not models:
+        raise PlanError("no models to evaluate")
+    if not evalsets:
+        raise PlanError("no eval sets")
+    names = [m.name for m in models]
+    if len(set(names)) != len(names):
+        raise PlanError(f"duplicate model names in {names}")
+    rows = []
+    for spec in evalsets:
+        if spec.suite not in tasks_by_suite:
+            raise PlanError(f"eval set {spec.name}: suite {spec.suite} was not given")
+    chosen = {s.name: select_tasks(s, tasks_by_suite[s.suite]) for s in evalsets}
+    for model in models:
+        for spec in evalsets:
+            for task in chosen[spec.name]:
+                sha = task.sha256()
+                for sample in range(spec.samples):
+                    rows.append(
+                        {
+                            "model": model.name,
+                            "evalset": spec.name,
+                            "instance_id": task.instance_id,
+                            "sample": sample,
+                            "suite": spec.suite,
+                            "split": task.split,
+                            "task_sha256": sha,
+                            "run": model.run,
+                            "step": model.step,
+                            "diagnostic": model.diagnostic,
+                            "model_dir": model.model_dir,
+                        }
+                    )
+    return rows
+
+
+def content_sha256(rows: Sequence[Mapping[str, Any]]) -> str:
+    """SHA256 of the canonical JSON of the rows (independent of the Parquet writer)."""
+    h = hashlib.sha256()
+    for row in rows:
+        h.update(canonical_json({k: row[k] for k in PLAN_SCHEMA.names}).encode("utf-8"))
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def write_plan(
+    rows: Sequence[Mapping[str, Any]],
+    plan_path: str | Path,
+    archive_dir: str | Path,
+    block: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Write the plan with its hash and version; archive it under its hash (never edited).
+
+    The version is the archived version of an identical plan, else one more than the highest
+    archived version. ``block`` (the provenance block) goes into the Parquet metadata.
+    Returns the summary written to ``plan.json`` by the caller.
+    """
+    plan_path, archive_dir = Path(plan_path), Path(archive_dir)
+    sha = content_sha256(rows)
+    archive_dir.mkdir(parents=True, exist_ok=True)
+    versions = archived_versions(archive_dir)
+    same = [v for v, s in versions.items() if s == sha]
+    version = same[0] if same else max(versions, default=0) + 1
+    meta = {META_SHA: sha.encode(), META_VERSION: str(version).encode()}
+    if block is not None:
+        meta[PARQUET_KEY] = json.dumps(dict(block), sort_keys=True).encode()
+    table = pa.Table.from_pylist(list(rows), schema=PLAN_SCHEMA).replace_schema_metadata(meta)
+    archived = archive_dir / f"v{version:04d}-{sha[:16]}.parquet"
+    if not archived.exists():
+        _write_table(table, archived)
+    _write_table(table, plan_path)
+    slices: dict[str, dict[str, int]] = {}
+    for row in rows:
+        slices.setdefault(row["model"], {}).setdefault(row["evalset"], 0)
+        slices[row["model"]][row["evalset"]] += 1
+    return {
+        "plan_sha256": sha,
+        "version": version,
+        "slots": len(rows),
+        "slots_by_model_and_evalset": slices,
+        "archive": archived.as_posix(),
+        "versions": [{"version": v, "plan_sha256": s} for v, s in sorted(versions.items())]
+        + ([] if same else [{"version": version, "plan_sha256": sha}]),
+    }
+
+
+def archived_versions(archive_dir: Path) -> dict[int, str]:
+    """Version -> plan SHA256 of every archived plan (read from the Parquet metadata)."""
+    out = {}
+    for path in sorted(archive_dir.glob("v*-*.parquet")):
+        meta = pq.read_schema(path).metadata or {}
+        out[int(meta[META_VERSION])] = meta[META_SHA].decode()
+    return out
+
+
+def _write_table(table: pa.Table, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    pq.write_table(table, tmp, compression="zstd")
+    tmp.replace(path)
+
+
+@dataclass(frozen=True)
+class PlanSlice:
+    """The slots of one model on one eval set, with the identity of the plan they come from."""
+
+    model: str
+    evalset: str
+    rows: tuple[dict[str, Any], ...]
+    plan_sha256: str
+    plan_version: int
+
+    @property
+    def tasks(self) -> list[str]:
+        """Planned task ids in plan order."""
+        return list(dict.fromkeys(r["instance_id"] for r in self.rows))
+
+    @property
+    def samples(self) -> int:
+        return max(r["sample"] for r in self.rows) + 1
+
+    @property
+    def slots(self) -> list[tuple[str, int]]:
+        return [(r["instance_id"], r["sample"]) for r in self.rows]
+
+    @property
+    def sha256(self) -> str:
+        """Identity of the slice alone: a plan change elsewhere leaves it (and its attempts)."""
+        return content_sha256(self.rows)
+
+    def first(self, key: str) -> Any:
+        return self.rows[0][key]
+
+
+def read_slice(plan_path: str | Path, model: str, evalset: str) -> PlanSlice:
+    """The rows of ``model`` on ``evalset``; an error names the plan file when there are none."""
+    plan_path = Path(plan_path)
+    table = pq.read_table(plan_path)
+    meta = table.schema.metadata or {}
+    if META_SHA not in meta:
+        raise PlanError(f"{plan_path}: no plan hash in the Parquet metadata")
+    mask = pc.and_(pc.equal(table["model"], model), pc.equal(table["evalset"], evalset))
+    rows = tuple(table.filter(mask).to_pylist())
+    if not rows:
+        raise PlanError(f"{plan_path}: no slots planned for model {model} on eval set {evalset}")
+    keys = [(r["instance_id"], r["sample"]) for r in rows]
+    if len(set(keys)) != len(keys):
+        raise PlanError(f"{plan_path}: a slot of {model}/{evalset} is planned twice")
+    return PlanSlice(model, evalset, rows, meta[META_SHA].decode(), int(meta[META_VERSION]))

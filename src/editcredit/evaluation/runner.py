@@ -1,0 +1,199 @@
+"""Run the slots of one model on one eval set to their final state, resuming from the journal.
+
+Rounds until the ledger asks for nothing more: every slot's next step is computed from its
+journaled attempts; pending gradings go to a thread pool at once (a re-grade the ledger allows
+follows its failed grading in the same thread), pending generations are made in batches across
+tasks (each batch's patches are handed to the graders as soon as it is journaled, so grading
+overlaps the next batch's generation); replacement generations wait for the next round.
+A decided slot gets no attempt; an attempt counts once its journal line is durable, so an
+interrupted job loses at most the attempts in flight and never grades a decided slot again.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from editcredit.agent.rollout import RolloutConfig
+from editcredit.data.task import Task
+from editcredit.evaluation.attempts import GenJob, generate_batch, grade_attempt
+from editcredit.evaluation.journal import Journal, JournalError
+from editcredit.evaluation.ledger import (
+    GENERATION_KINDS,
+    GRADING_KINDS,
+    Decision,
+    Limits,
+    check_history,
+    next_step,
+)
+from editcredit.evaluation.slots import Attempt
+
+Slot = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class SliceSettings:
+    """How the slots of one (model, eval set) are attempted."""
+
+    model: str
+    evalset: str
+    rollout: RolloutConfig
+    limits: Limits = Limits()
+    seed: int = 0
+    batch_size: int = 128
+    workers: int = 2
+    f_weight: float = 0.25
+    g_weight: float = 0.25
+
+
+@dataclass
+class RunStats:
+    """What this run did (not what the journal held before): attempts by kind, wall times."""
+
+    attempts: dict[str, int] = field(default_factory=dict)
+    resumed_attempts: int = 0
+    rounds: int = 0
+    batches: int = 0
+    generation_seconds: float = 0.0
+    grading_seconds_summed: float = 0.0
+    seconds: float = 0.0
+    policy_loaded: bool = False
+
+    def count(self, attempt: Attempt) -> None:
+        self.attempts[attempt.kind] = self.attempts.get(attempt.kind, 0) + 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "attempts": dict(sorted(self.attempts.items())),
+            "resumed_attempts": self.resumed_attempts,
+            "rounds": self.rounds,
+            "batches": self.batches,
+            "generation_seconds": round(self.generation_seconds, 3),
+            "grading_seconds_summed": round(self.grading_seconds_summed, 3),
+            "seconds": round(self.seconds, 3),
+            "policy_loaded": self.policy_loaded,
+        }
+
+
+def _chunks(items: Sequence[Any], size: int):
+    for i in range(0, len(items), max(1, size)):
+        yield items[i : i + size]
+
+
+def run_slots(
+    slots: Sequence[Slot],
+    tasks: Mapping[str, Task],
+    settings: SliceSettings,
+    journal: Journal,
+    sandbox,
+    load_policy: Callable[[], tuple[Any, Any]],
+    trajectory_dir: str | Path,
+    log: Callable[[str], None] = print,
+) -> tuple[dict[Slot, list[Attempt]], RunStats]:
+    """Attempt every slot until final; return each slot's attempts (old and new) and stats.
+
+    ``load_policy()`` returns ``(generator, chat)``; it is called only when a generation is
+    needed (a rerun with every slot decided loads no model). ``sandbox`` needs ``grade``.
+    """
+    start = time.monotonic()
+    stats = RunStats()
+    history = journal.replay()
+    stray = sorted(set(history) - set(slots))
+    if stray:
+        raise JournalError(f"{journal.path}: attempts for unplanned slots, e.g. {stray[0]}")
+    for slot in slots:
+        history.setdefault(slot, [])
+        check_history([a.view() for a in history[slot]], settings.limits, f"{journal.path}: {slot}")
+    stats.resumed_attempts = sum(len(v) for v in history.values())
+    if journal.torn_lines:
+        log(f"journal: skipped {journal.torn_lines} torn line(s) (attempts cut by a crash)")
+    lock = threading.Lock()
+    policy: list[tuple[Any, Any]] = []
+
+    def decide(slot: Slot) -> Decision:
+        with lock:
+            views = [a.view() for a in history[slot]]
+        return next_step(views, settings.limits)
+
+    def record(attempts: Sequence[Attempt]) -> None:
+        journal.append(attempts)
+        with lock:
+            for a in attempts:
+                history[a.slot].append(a)
+                stats.count(a)
+                if a.kind in GRADING_KINDS:
+                    stats.grading_seconds_summed += a.seconds
+
+    def grade_one(slot: Slot, decision: Decision) -> None:
+        """Grade, and re-grade at once when the ledger allows it (no wait for a new round)."""
+        while decision.action in GRADING_KINDS:
+            with lock:
+                generation = history[slot][decision.of]
+                index = len(history[slot])
+            attempt = grade_attempt(
+                tasks[slot[0]],
+                generation,
+                index,
+                decision.action,
+                sandbox,
+                settings.f_weight,
+                settings.g_weight,
+            )
+            record([attempt])
+            decision = decide(slot)
+
+    limit_rounds = 3 + 2 * (settings.limits.regenerate + settings.limits.regrade + 1)
+    while True:
+        decisions = {s: decide(s) for s in slots}
+        gens = [
+            GenJob(s[0], s[1], len(history[s]), d.action)
+            for s, d in decisions.items()
+            if d.action in GENERATION_KINDS
+        ]
+        grades = [(s, d) for s, d in decisions.items() if d.action in GRADING_KINDS]
+        if not gens and not grades:
+            break
+        stats.rounds += 1
+        if stats.rounds > limit_rounds:  # pragma: no cover - the ledger is finite
+            raise RuntimeError(f"evaluation did not settle after {limit_rounds} rounds")
+        log(f"round {stats.rounds}: {len(gens)} generation(s), {len(grades)} grading(s) pending")
+        with ThreadPoolExecutor(settings.workers, thread_name_prefix="grade") as pool:
+            futures: list[Future] = [pool.submit(grade_one, s, d) for s, d in grades]
+            if gens and not policy:
+                policy.append(load_policy())
+                stats.policy_loaded = True
+            for number, batch in enumerate(_chunks(gens, settings.batch_size), start=1):
+                clock = time.monotonic()
+                attempts = generate_batch(
+                    batch,
+                    tasks,
+                    *policy[0],
+                    settings.rollout,
+                    settings.seed,
+                    settings.model,
+                    settings.evalset,
+                    sandbox,
+                    Path(trajectory_dir),
+                    step_workers=settings.workers,
+                )
+                record(attempts)
+                stats.generation_seconds += time.monotonic() - clock
+                stats.batches += 1
+                failed = sum(a.outcome == "infra_failure" for a in attempts)
+                log(
+                    f"  batch {number}: {len(batch)} episode(s) in "
+                    f"{time.monotonic() - clock:.1f}s, {failed} infrastructure failure(s)"
+                )
+                for a in attempts:
+                    d = decide(a.slot)
+                    if d.action in GRADING_KINDS:
+                        futures.append(pool.submit(grade_one, a.slot, d))
+            for future in futures:
+                future.result()
+    stats.seconds = time.monotonic() - start
+    return history, stats

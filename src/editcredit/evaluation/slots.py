@@ -1,0 +1,165 @@
+"""Typed records of evaluation: attempts, slots, per-task slot files and ``slots.parquet``.
+
+An :class:`Attempt` is one generation or grading of one slot, kept whatever its outcome: its
+identity (slot, index), kind, seed, trajectory reference, patch, report summary, infrastructure
+evidence and timestamps. A slot's state is what the ledger decides from its attempts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pydantic import BaseModel, ConfigDict
+
+from editcredit.audit.provenance import PARQUET_KEY
+from editcredit.evaluation.ledger import (
+    AttemptKind,
+    AttemptView,
+    LedgerError,
+    Limits,
+    Outcome,
+    check_history,
+)
+
+SLOTS_SCHEMA = pa.schema(
+    [
+        ("model", pa.string()),
+        ("evalset", pa.string()),
+        ("instance_id", pa.string()),
+        ("sample", pa.int16()),
+        ("verdict", pa.int8()),
+        ("state", pa.string()),
+        ("reason", pa.string()),
+        ("attempts", pa.int16()),
+    ]
+)
+
+
+class TrajectoryRef(BaseModel):
+    """Where a generation attempt's token-level trajectory lies: a Parquet file and row."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    path: str
+    row: int
+    rollout_key: str
+
+
+class Attempt(BaseModel):
+    """One attempt at one slot (a journal line and an entry of the slot file)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    instance_id: str
+    sample: int
+    index: int
+    kind: AttemptKind
+    outcome: Outcome
+    of: int | None = None
+    seed: int | None = None
+    rollout_key: str | None = None
+    trajectory: TrajectoryRef | None = None
+    end_reason: str = ""
+    patch: str | None = None
+    patch_sha256: str | None = None
+    verdict: int | None = None
+    verdict_kind: str = ""
+    reason: str = ""
+    report: dict[str, Any] | None = None
+    evidence: dict[str, Any] = {}
+    sandbox_runs: int = 0
+    started: str
+    finished: str
+    seconds: float
+
+    @property
+    def slot(self) -> tuple[str, int]:
+        return (self.instance_id, self.sample)
+
+    def view(self) -> AttemptView:
+        return AttemptView(self.kind, self.outcome, self.verdict, self.verdict_kind, self.of)
+
+
+class SlotRecord(BaseModel):
+    """One slot: its final state, verdict (1, 0 or null), reason and every attempt."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    sample: int
+    state: Literal["decided", "unresolved"]
+    verdict: int | None
+    reason: str
+    detail: str
+    decided_by: int | None
+    attempts: list[Attempt]
+
+
+class TaskSlots(BaseModel):
+    """``results/eval/{model}/{evalset}/{task}.json``: every slot of one task."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    model: str
+    evalset: str
+    instance_id: str
+    task_sha256: str
+    suite: str
+    run: str
+    step: int
+    diagnostic: bool
+    plan_sha256: str
+    plan_version: int
+    slice_sha256: str
+    model_sha256: str
+    journal: str
+    limits: dict[str, int]
+    slots: list[SlotRecord]
+
+
+def slot_record(sample: int, attempts: Sequence[Attempt], limits: Limits, where: str):
+    """The final record of a slot; an error when the ledger still wants an attempt."""
+    decision = check_history([a.view() for a in attempts], limits, where)
+    if not decision.final:
+        raise LedgerError(f"{where}: not final, the ledger still asks for a {decision.action}")
+    deciding = attempts[decision.of] if decision.of is not None else None
+    detail = deciding.reason if deciding is not None else ""
+    return SlotRecord(
+        sample=sample,
+        state=decision.state,
+        verdict=decision.verdict,
+        reason=decision.reason,
+        detail=detail,
+        decided_by=decision.of,
+        attempts=list(attempts),
+    )
+
+
+def slots_rows(model: str, evalset: str, files: Sequence[TaskSlots]) -> list[dict[str, Any]]:
+    return [
+        {
+            "model": model,
+            "evalset": evalset,
+            "instance_id": f.instance_id,
+            "sample": s.sample,
+            "verdict": s.verdict,
+            "state": s.state,
+            "reason": s.reason,
+            "attempts": len(s.attempts),
+        }
+        for f in files
+        for s in f.slots
+    ]
+
+
+def write_slots_parquet(
+    rows: Sequence[Mapping[str, Any]], path: str | Path, block: Mapping[str, Any]
+) -> None:
+    """The table with the provenance block in its schema metadata (as write_result_parquet)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    meta = {PARQUET_KEY: json.dumps(dict(block), sort_keys=True).encode()}
+    table = pa.Table.from_pylist(list(rows), schema=SLOTS_SCHEMA).replace_schema_metadata(meta)
+    tmp = path.with_name(f".{path.name}.tmp")
+    pq.write_table(table, tmp)
+    tmp.replace(path)

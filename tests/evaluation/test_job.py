@@ -1,0 +1,209 @@
+"""The evaluation jobs end to end with planted policies: plan, slot files, scores, faults."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from evalfakes import FakeChat, ScriptedGenerator, by_task, calc_tasks, submit_only
+
+from editcredit.audit.provenance import read_provenance
+from editcredit.data.freeze import write_parquet
+from editcredit.evaluation.faults import CountingSandbox
+from editcredit.evaluation.job import eval_model_job, plan_job, scores_job
+from editcredit.evaluation.ledger import INFRA_AFTER_PATCH, INFRA_BEFORE_PATCH, UNRESOLVED_VERDICT
+
+AGENT = {"max_turns": 4, "max_new_tokens": 8, "max_context_tokens": 4096, "temperature": 1.0}
+GRADING = {"f_weight": 0.25, "g_weight": 0.25}
+SANDBOX = {"backend": "local", "workers": 2, "image": "x", "timeout_factor": 1.0}
+
+
+def eval_cfg(**faults):
+    return {
+        "seed": 11,
+        "batch_size": 4,
+        "limits": {"regrade": 1, "regenerate": 1},
+        "faults": {"rate": 0.0, "seed": 0, "mode": "report", **faults},
+    }
+
+
+@pytest.fixture
+def study(tmp_path, monkeypatch):
+    """A frozen suite of 4 toy tasks, a fake model directory, a plan for model 'planted'."""
+    monkeypatch.chdir(tmp_path)
+    tasks_path = Path("data/frozen/toy/tasks.parquet")
+    tasks_path.parent.mkdir(parents=True)
+    write_parquet(calc_tasks(4), tasks_path)
+    model_dir = Path("models/planted")
+    model_dir.mkdir(parents=True)
+    (model_dir / "config.json").write_text("{}")
+    models = {"planted": {"dir": str(model_dir), "run": "", "step": 0, "diagnostic": False}}
+    evalsets = {"holdout": {"suite": "toy", "splits": ["holdout"], "samples": 3, "max_tasks": 0}}
+    plan_job(
+        [str(tasks_path)],
+        models,
+        evalsets,
+        "results/eval/plan.parquet",
+        "results/eval/plan.json",
+        {"c": 1},
+    )
+    return tasks_path, model_dir
+
+
+def run_job(study, script, make_sandbox, cfg):
+    tasks_path, model_dir = study
+    chat = FakeChat()
+    generator = ScriptedGenerator(chat, script)
+    out = Path("results/eval/planted/holdout")
+    summary = eval_model_job(
+        "results/eval/plan.parquet",
+        "planted",
+        "holdout",
+        str(model_dir),
+        str(tasks_path),
+        cfg,
+        AGENT,
+        GRADING,
+        SANDBOX,
+        str(out / "slots.parquet"),
+        str(out / "predictions"),
+        gpus=0,
+        threads=1,
+        config={"c": 1},
+        make_sandbox=make_sandbox,
+        load_policy_fn=lambda: (generator, chat),
+    )
+    scores = scores_job(
+        str(out / "slots.parquet"),
+        "results/eval/plan.parquet",
+        "planted",
+        "holdout",
+        str(out / "scores.json"),
+        {"c": 1},
+    )
+    return out, summary, scores, generator
+
+
+def _body(path: Path) -> dict:
+    body = json.loads(path.read_text())
+    body.pop("provenance")
+    return body
+
+
+def task_files(out: Path) -> dict[str, dict]:
+    return {p.stem: json.loads(p.read_text()) for p in sorted(out.glob("toy__*.json"))}
+
+
+def test_a_model_whose_patches_are_all_empty_scores_exactly_zero_without_grading(study):
+    made = []
+
+    def make_sandbox():
+        made.append(1)
+        raise AssertionError("no sandbox should be started")
+
+    out, summary, scores, generator = run_job(study, submit_only, make_sandbox, eval_cfg())
+    assert made == [] and generator.calls > 0
+    assert scores["score"] == 0.0 and scores["bounds"] == [0.0, 0.0] and scores["resolved"]
+    assert scores["N"] == 12 and scores["K"] == 12
+    files = task_files(out)
+    assert len(files) == 4
+    for body in files.values():
+        assert body["provenance"]["inputs"]
+        for slot in body["slots"]:
+            assert (slot["state"], slot["verdict"], slot["reason"]) == ("decided", 0, "empty_patch")
+            assert [a["kind"] for a in slot["attempts"]] == ["generate", "grade"]
+            assert all(a["sandbox_runs"] == 0 for a in slot["attempts"])
+    preds = [json.loads(x) for x in (out / "predictions/sample_0.jsonl").read_text().splitlines()]
+    assert len(preds) == 4
+    assert set(preds[0]) == {"instance_id", "model_name_or_path", "model_patch"}
+    assert preds[0]["model_patch"] == "" and preds[0]["model_name_or_path"] == "planted"
+
+
+def test_injected_sandbox_faults_stay_within_the_limits_and_a_rerun_changes_nothing(
+    study, local_sandbox
+):
+    counter = CountingSandbox(local_sandbox)
+    cfg = eval_cfg(rate=0.4, seed=5, mode="mixed")
+    out, summary, scores, _ = run_job(study, by_task, lambda: counter, cfg)
+    assert summary["faults"]["injected"] > 0
+    kinds = Counter()
+    for body in task_files(out).values():
+        for slot in body["slots"]:
+            attempts = slot["attempts"]
+            kinds.update(a["kind"] for a in attempts)
+            assert slot["state"] in ("decided", "unresolved")
+            assert sum(a["kind"] == "regenerate" for a in attempts) <= 1
+            assert sum(a["kind"] == "regrade" for a in attempts) <= 1
+            assert sum(a["outcome"] == "report" for a in attempts) <= 1  # decided once
+            assert [a["index"] for a in attempts] == list(range(len(attempts)))
+            if slot["state"] == "unresolved":
+                assert slot["verdict"] is None
+                assert slot["reason"] in (INFRA_BEFORE_PATCH, INFRA_AFTER_PATCH, UNRESOLVED_VERDICT)
+            for a in attempts:
+                if a["outcome"] == "infra_failure":
+                    assert a["evidence"]  # the evidence is kept
+    assert kinds["regenerate"] > 0 and kinds["regrade"] > 0  # both retries were exercised
+    table = pq.read_table(out / "slots.parquet").to_pylist()
+    assert len(table) == 12
+    unresolved = Counter(r["reason"] for r in table if r["state"] == "unresolved")
+    assert scores["unresolved_by_reason"] == dict(sorted(unresolved.items()))
+    if unresolved:
+        assert scores["score"] is None
+        lo, hi = scores["bounds"]
+        assert hi - lo == pytest.approx(sum(unresolved.values()) / 12)
+
+    for k in range(3):  # a prediction for every slot whose generation produced a patch
+        lines = (out / f"predictions/sample_{k}.jsonl").read_text().splitlines()
+        with_patch = [
+            b
+            for b in task_files(out).values()
+            if any(a["outcome"] == "patch" for a in b["slots"][k]["attempts"])
+        ]
+        assert len(lines) == len(with_patch)
+    journal = Path(summary["journal"])
+    journal_bytes = journal.read_bytes()
+    before = {p: _body(p) for p in out.glob("toy__*.json")}
+    table = pq.read_table(out / "slots.parquet").to_pylist()
+    calls = counter.calls
+    _, again, _, generator = run_job(study, by_task, lambda: counter, cfg)
+    assert counter.calls == calls and generator.calls == 0
+    made = summary["resumed_attempts"] + sum(summary["attempts"].values())
+    assert again["attempts"] == {} and again["resumed_attempts"] == made
+    assert journal.read_bytes() == journal_bytes  # not one attempt more
+    for path, body in before.items():
+        assert _body(path) == body, path  # (provenance aside: the code commit may move)
+    assert pq.read_table(out / "slots.parquet").to_pylist() == table
+    assert read_provenance(out / "slots.parquet")["inputs"]
+
+
+def test_a_changed_plan_is_a_new_version_and_keeps_the_attempts_of_unchanged_slices(study):
+    tasks_path, model_dir = study
+    first = json.loads(Path("results/eval/plan.json").read_text())
+    assert first["version"] == 1 and first["slots"] == 12
+    assert read_provenance("results/eval/plan.parquet")["inputs"] == first["provenance"]["inputs"]
+    out, summary, _, _ = run_job(study, submit_only, lambda: None, eval_cfg())
+    # add a second eval set: a new plan version; the holdout slice and its journal are unchanged
+    models = {"planted": {"dir": str(model_dir), "run": "", "step": 0, "diagnostic": False}}
+    evalsets = {
+        "holdout": {"suite": "toy", "splits": ["holdout"], "samples": 3, "max_tasks": 0},
+        "broad": {"suite": "toy", "splits": ["holdout"], "samples": 1, "max_tasks": 2},
+    }
+    plan_job(
+        [str(tasks_path)],
+        models,
+        evalsets,
+        "results/eval/plan.parquet",
+        "results/eval/plan.json",
+        {"c": 1},
+    )
+    second = json.loads(Path("results/eval/plan.json").read_text())
+    assert second["version"] == 2 and second["slots"] == 14
+    assert [v["version"] for v in second["versions"]] == [1, 2]
+    assert len(list(Path("results/eval/plans").glob("*.parquet"))) == 2
+    _, again, _, generator = run_job(study, submit_only, lambda: None, eval_cfg())
+    assert generator.calls == 0 and again["journal"] == summary["journal"]
+    body = task_files(out)["toy__calc__0"]
+    assert body["plan_version"] == 2 and body["plan_sha256"] == second["plan_sha256"]

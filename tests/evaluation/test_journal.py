@@ -1,0 +1,73 @@
+"""The attempts journal: append-only, durable lines, torn tails, identity."""
+
+from __future__ import annotations
+
+import pytest
+
+from editcredit.evaluation.faults import FaultySandbox
+from editcredit.evaluation.journal import Journal, JournalError
+from editcredit.evaluation.slots import Attempt
+
+
+def attempt(iid="t", sample=0, index=0, kind="generate", outcome="patch", **kw):
+    base = dict(started="s", finished="f", seconds=0.0, patch="", patch_sha256="x")
+    return Attempt(
+        instance_id=iid, sample=sample, index=index, kind=kind, outcome=outcome, **{**base, **kw}
+    )
+
+
+def test_replay_returns_the_attempts_by_slot_in_order(tmp_path):
+    j = Journal(tmp_path, {"a": 1})
+    j.append([attempt(), attempt(sample=1)])
+    j.append([attempt(index=1, kind="grade", outcome="report", of=0, verdict=0)])
+    again = Journal(tmp_path, {"a": 1}).replay()
+    assert [a.kind for a in again[("t", 0)]] == ["generate", "grade"]
+    assert [a.kind for a in again[("t", 1)]] == ["generate"]
+
+
+def test_a_torn_last_line_is_skipped_and_the_next_append_starts_a_new_line(tmp_path):
+    j = Journal(tmp_path, {"a": 1})
+    j.append([attempt()])
+    with j.path.open("a") as fh:
+        fh.write('{"attempt": {"instance_id": "t", "sam')  # a crash mid-line
+    j2 = Journal(tmp_path, {"a": 1})
+    j2.append([attempt(index=1, kind="grade", outcome="report", of=0, verdict=1)])
+    history = j2.replay()
+    assert j2.torn_lines == 1
+    assert [a.index for a in history[("t", 0)]] == [0, 1]
+
+
+def test_a_journal_of_another_identity_is_refused(tmp_path):
+    Journal(tmp_path, {"a": 1})
+    with pytest.raises(JournalError, match="belongs to key"):
+        Journal(tmp_path, {"a": 2})
+
+
+def test_a_gap_in_attempt_indices_is_an_error_naming_the_line(tmp_path):
+    j = Journal(tmp_path, {"a": 1})
+    j.append([attempt(index=1)])
+    with pytest.raises(JournalError, match="line 2: attempt 1 of slot"):
+        j.replay()
+
+
+def test_fault_injection_is_deterministic_by_seed(calc_task):
+    class Box:
+        calls = 0
+
+        def grade(self, task, patch):
+            Box.calls += 1
+            return "ran"
+
+    def pattern(seed):
+        faulty = FaultySandbox(Box(), rate=0.5, seed=seed, mode="report")
+        out = []
+        for i in range(40):
+            report = faulty.grade(calc_task, f"patch {i % 7}")
+            out.append(report == "ran")
+        return out, faulty.injected
+
+    a, injected = pattern(1)
+    assert pattern(1) == (a, injected) and pattern(2)[0] != a
+    assert 10 < injected < 30
+    with pytest.raises(ValueError):
+        FaultySandbox(Box(), rate=1.5)

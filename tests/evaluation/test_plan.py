@@ -1,0 +1,123 @@
+"""The slot plan: rows, hashes, versions, slices."""
+
+from __future__ import annotations
+
+import pytest
+from evalfakes import calc_tasks
+
+from editcredit.evaluation.plan import (
+    EvalSetSpec,
+    ModelSpec,
+    PlanError,
+    build_plan,
+    content_sha256,
+    read_slice,
+    write_plan,
+)
+
+MODELS = [
+    ModelSpec("base", "models/base/tiny"),
+    ModelSpec("M-s1", "runs/M-s1/step_4/model", "M-s1", 4),
+    ModelSpec("M-s1-step2", "runs/M-s1/step_2/model", "M-s1", 2, diagnostic=True),
+]
+
+
+def suite():
+    tasks = calc_tasks(6)
+    splits = ["holdout", "holdout", "holdout", "dev", "train", "train"]
+    return [t.model_copy(update={"split": s}) for t, s in zip(tasks, splits, strict=True)]
+
+
+def evalsets(**kw):
+    return [
+        EvalSetSpec("holdout", "toy", ("holdout",), 3),
+        EvalSetSpec("broad", "toy", ("dev", "train", "holdout"), 2, **kw),
+    ]
+
+
+def test_slots_are_models_x_evalsets_x_tasks_x_samples():
+    rows = build_plan(MODELS, evalsets(), {"toy": suite()})
+    assert len(rows) == 3 * (3 * 3 + 6 * 2)
+    holdout = [r for r in rows if r["model"] == "base" and r["evalset"] == "holdout"]
+    assert [(r["instance_id"][-1], r["sample"]) for r in holdout[:4]] == [
+        ("0", 0),
+        ("0", 1),
+        ("0", 2),
+        ("1", 0),
+    ]
+    # the same task in two eval sets gives two separate slots, one per set (never pooled)
+    both = {
+        (r["evalset"], r["sample"])
+        for r in rows
+        if r["model"] == "base" and r["instance_id"] == "toy__calc__0"
+    }
+    assert both == {("holdout", 0), ("holdout", 1), ("holdout", 2), ("broad", 0), ("broad", 1)}
+    diag = {r["diagnostic"] for r in rows if r["model"] == "M-s1-step2"}
+    assert diag == {True} and {r["diagnostic"] for r in rows if r["model"] == "M-s1"} == {False}
+
+
+def test_max_tasks_keeps_a_hash_ordered_subset():
+    rows = build_plan(MODELS[:1], evalsets(max_tasks=4), {"toy": suite()})
+    broad = sorted({r["instance_id"] for r in rows if r["evalset"] == "broad"})
+    assert len(broad) == 4
+    assert broad == sorted(
+        {
+            r["instance_id"]
+            for r in build_plan(MODELS[:1], evalsets(max_tasks=4), {"toy": list(reversed(suite()))})
+            if r["evalset"] == "broad"
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    "models,sets,tasks,message",
+    [
+        ([], evalsets(), suite(), "no models"),
+        (MODELS[:1] * 2, evalsets(), suite(), "duplicate model"),
+        (MODELS, [EvalSetSpec("x", "toy", ("nope",), 1)], suite(), "no task in splits"),
+        (MODELS, [EvalSetSpec("x", "other", ("dev",), 1)], suite(), "suite other"),
+        (
+            MODELS,
+            evalsets(),
+            [calc_tasks(1)[0].model_copy(update={"instance_id": "scores", "split": "holdout"})],
+            "not a file name",
+        ),
+    ],
+)
+def test_bad_plans_are_named(models, sets, tasks, message):
+    with pytest.raises(PlanError, match=message):
+        build_plan(models, sets, {"toy": tasks})
+
+
+def test_written_once_a_change_is_a_new_version(tmp_path):
+    rows = build_plan(MODELS, evalsets(), {"toy": suite()})
+    first = write_plan(rows, tmp_path / "plan.parquet", tmp_path / "plans")
+    assert first["version"] == 1 and first["plan_sha256"] == content_sha256(rows)
+    again = write_plan(rows, tmp_path / "plan.parquet", tmp_path / "plans")
+    assert again["version"] == 1 and len(list((tmp_path / "plans").iterdir())) == 1
+    changed = build_plan(MODELS[:2], evalsets(), {"toy": suite()})
+    second = write_plan(changed, tmp_path / "plan.parquet", tmp_path / "plans")
+    assert second["version"] == 2 and second["plan_sha256"] != first["plan_sha256"]
+    back = write_plan(rows, tmp_path / "plan.parquet", tmp_path / "plans")
+    assert back["version"] == 1  # the archived version of an identical plan
+    assert [v["version"] for v in back["versions"]] == [1, 2]
+
+    piece = read_slice(tmp_path / "plan.parquet", "M-s1", "holdout")
+    assert piece.plan_version == 1 and piece.samples == 3 and len(piece.tasks) == 3
+    assert piece.first("step") == 4 and piece.first("model_dir") == "runs/M-s1/step_4/model"
+    # a slice's identity does not depend on the rest of the plan
+    other = read_slice(
+        tmp_path
+        / "plans"
+        / next(p.name for p in (tmp_path / "plans").iterdir() if p.name.startswith("v0002")),
+        "M-s1",
+        "holdout",
+    )
+    assert other.sha256 == piece.sha256 and other.plan_sha256 != piece.plan_sha256
+    with pytest.raises(PlanError, match="no slots planned for model nope"):
+        read_slice(tmp_path / "plan.parquet", "nope", "holdout")
+
+
+def test_evalset_specs_reject_zero_samples():
+    with pytest.raises(PlanError, match="samples"):
+        EvalSetSpec.from_mapping("h", {"suite": "toy", "splits": ["holdout"], "samples": 0})
