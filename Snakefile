@@ -25,7 +25,6 @@ rule all:
     default_target: True
     input:
         expand("results/controls/{suite}/summary.json", suite=config["suites"]),
-        expand("results/base/{model}/probe.json", model=config["models"]),
         endpoint_segments(),
         "results/audits/summary.parquet",
         eval_targets(),
