@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from fake_results import FakeSpec, run_names, write_fake_tree
+from fake_results import FIGURES, FakeSpec, run_names, write_fake_tree
 
 from editcredit.report.jobs import figures_job, tables_job
 from editcredit.stats.comparisons import comparison_specs
@@ -27,7 +27,6 @@ STATS = {
     "failure_buckets": 4,
     "histogram_bins": 40,
 }
-FIGURES = ("training_curves", "task_differences", "bootstrap")
 
 
 def build_all(root: Path, spec: FakeSpec, stats: dict = STATS) -> dict:

@@ -21,6 +21,9 @@ import pyarrow.parquet as pq
 from editcredit.audit.identity import write_identity
 from editcredit.rl.records import METRICS_SCHEMA, ROLLOUT_SCHEMA
 
+#: the figures rule's outputs (names)
+FIGURES = ("training_curves", "task_differences", "bootstrap")
+
 PLAN = {"O": [42, 314159], "B": [42, 314159], "M": [42, 314159], "E": [42]}
 SLOT_SCHEMA = pa.schema(
     [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import FIGURES
+from fake_results import FIGURES
 
 from editcredit.report import figures
 

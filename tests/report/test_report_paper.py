@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
-from conftest import REPO
+from taskfactory import REPO as _REPO
 
 from editcredit.report.costs import cost_rows, read_benchmark
 from editcredit.report.paper import TexMissingError, build_pdf, log_warnings
+
+REPO = Path(_REPO)
 
 HAS_TEX = shutil.which("latexmk") is not None and shutil.which("pdflatex") is not None
 

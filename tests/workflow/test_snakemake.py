@@ -35,6 +35,7 @@ def workdir(tmp_path):
         "envs",
         "src",
         "requirements",
+        "paper",
     ):
         src = Path(REPO, name)
         if src.is_dir():

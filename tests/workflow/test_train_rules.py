@@ -19,7 +19,7 @@ from taskfactory import REPO
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "--cores", "2", "--nolock"]
-FILES = ("Snakefile", "rules", "scripts", "config", "profiles", "envs", "src")
+FILES = ("Snakefile", "rules", "scripts", "config", "profiles", "envs", "src", "paper")
 
 
 def _config(policy: Path, suite_file: Path) -> str:
