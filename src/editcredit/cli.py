@@ -96,6 +96,18 @@ def cmd_build_image(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_build_task_images(args: argparse.Namespace) -> int:
+    from editcredit.data.image_suite import build_image_suite
+
+    cfg = load_config(args.config)["sandbox"]
+    suite = build_image_suite(args.out, cfg["image"], rebuild=args.rebuild)
+    for task in suite.tasks:
+        how = "built" if task.instance_id in suite.built else "present"
+        print(f"{task.image}: {how}")
+    print(f"tasks: {suite.jsonl}")
+    return 0
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     from editcredit.audit.verify import format_report, report_json, verify_tree
 
@@ -129,6 +141,14 @@ def build_parser() -> argparse.ArgumentParser:
     image = sub.add_parser("build-image", help="pull or build the sandbox base image")
     image.add_argument("--config", default=DEFAULT_CONFIG)
     image.set_defaults(func=cmd_build_image)
+    task_images = sub.add_parser(
+        "build-task-images",
+        help="write the offline image-based suite (repositories, tasks.jsonl) and its images",
+    )
+    task_images.add_argument("--out", required=True, help="directory for repos and tasks.jsonl")
+    task_images.add_argument("--rebuild", action="store_true", help="rebuild present images")
+    task_images.add_argument("--config", default=DEFAULT_CONFIG)
+    task_images.set_defaults(func=cmd_build_task_images)
     verify = sub.add_parser(
         "verify",
         help="re-hash frozen data, models, checkpoints and results; exit 1 on any mismatch",

@@ -164,7 +164,8 @@ class RolloutWorker:
         changes, _, selected = episode_blocks(episode)
         env = episode.env
         tree = counterfactual_tree(env.tree, selected, changes, env.store)
-        patch = diff_trees(job.task.files, tree)
+        patch_of = getattr(env, "patch_of", None)  # environments over images diff their base
+        patch = patch_of(tree) if patch_of else diff_trees(job.task.files, tree)
         report = grade_patch(job.task, patch, self.sandbox, self.f_weight, self.g_weight)
         query["sent"] = True
         query["U_counterfactual"] = report_utility(report, self.f_weight, self.g_weight)

@@ -6,6 +6,11 @@ Two modes behind the same interface:
   with pytest already imported; each grading is a forked child on a fresh workspace.
 - ``fresh``: a new container per grading, as SWE-bench's harness does (the speed anchor).
 
+An image-based task (``task.image``) is always graded in a fresh container of its own image: its
+base tree is copied out of the image once (without ``.git``; :class:`ImageTrees`), the patch is
+applied on the host as for inline tasks, and the prepared tree is mounted read-only over the
+image's ``workdir``, so nothing of the image's repository metadata is visible to the tests.
+
 Every container carries the label ``editcredit.sandbox`` and is removed on every path.
 """
 
@@ -14,14 +19,18 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import shutil
+import stat
 import tempfile
 import time
 import uuid
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from editcredit.data.task import Task
 from editcredit.sandbox.base import (
     GUEST_DIR,
     TEST_ENV,
@@ -29,8 +38,14 @@ from editcredit.sandbox.base import (
     RunResult,
     Sandbox,
     SandboxError,
+    SandboxReport,
     result_from_out_dir,
 )
+from editcredit.sandbox.observations import Observations, read_observations
+from editcredit.sandbox.workspace import materialize_from_base
+
+if TYPE_CHECKING:
+    from editcredit.sandbox.image import ImageTrees
 
 LABEL = "editcredit.sandbox"
 SANDBOX_UID = 65534
@@ -98,6 +113,7 @@ class DockerSandbox(Sandbox):
         _chmod(spool / "requests", 0o777)
         _chmod(spool / "control", 0o777)
         self._server = None
+        self._trees: ImageTrees | None = None
         self._janitor = ThreadPoolExecutor(1, thread_name_prefix="sandbox-janitor")
         self._finalizer = weakref.finalize(self, _cleanup, self._client, [], spool)
         if mode == "warm":
@@ -151,15 +167,52 @@ class DockerSandbox(Sandbox):
             return False
         return container.status in ("created", "running")
 
+    # -- image-based tasks -----------------------------------------------------------------
+    @property
+    def trees(self) -> ImageTrees:
+        """Host copies of task images' work trees (made on first use, removed on close)."""
+        if self._trees is None:
+            from editcredit.sandbox.image import ImageTrees
+
+            self._trees = ImageTrees(self._client)
+        return self._trees
+
+    def grade(self, task: Task, patch: str) -> SandboxReport:
+        if task.image is None:
+            return super().grade(task, patch)
+        start = time.monotonic()
+        base = self.trees.get(task.image, task.workdir)
+        job = Path(tempfile.mkdtemp(prefix="job-", dir=self._job_root()))
+        try:
+            tree, out = job / "tree", job / "out"
+            out.mkdir()
+            outcome = materialize_from_base(task, patch, tree, base)
+            applied, error, dropped = outcome.applied, outcome.error, outcome.dropped_paths
+            if not applied:
+                empty = Observations(started=False, finished=False)
+                return self._report(task, start, False, error, dropped, "not_run", empty, None, "")
+            nonce = secrets.token_hex(16)
+            self._prepare_permissions(job)
+            timeout = task.timeout_s * self.timeout_factor
+            request = RunRequest(tree, out, list(task.test_paths), timeout, nonce)
+            result = self._run_fresh(request, image=task.image, workdir=task.workdir)
+            observations = read_observations(out / "observations.jsonl", nonce)
+            status = result.status
+            if status == "finished" and not observations.started:
+                status = "no_report"
+            return self._report(
+                task, start, True, "", dropped, status, observations, result.exit_code,
+                result.log_tail,
+            )  # fmt: skip
+        finally:
+            self._discard(job)
+
     # -- runs -----------------------------------------------------------------------------
     def _discard(self, job: Path) -> None:
         self._janitor.submit(shutil.rmtree, job, True)
 
     def _prepare_permissions(self, job: Path) -> None:
-        for dirpath, _dirs, files in os.walk(job / "tree"):
-            _chmod(Path(dirpath), 0o755)
-            for name in files:
-                _chmod(Path(dirpath, name), 0o644)
+        readable_tree(job / "tree")
         _chmod(job, 0o755)
         _chmod(job / "out", 0o777)
 
@@ -208,13 +261,23 @@ class DockerSandbox(Sandbox):
             time.sleep(POLL_S)
         return result_from_out_dir(request.out_dir)
 
-    def _run_fresh(self, request: RunRequest) -> RunResult:
+    def _run_fresh(
+        self, request: RunRequest, image: str | None = None, workdir: str | None = None
+    ) -> RunResult:
+        """One container per grading; with ``image``, the tree is mounted at ``workdir``."""
         req_path = request.out_dir.parent / "request.json"
-        req_path.write_text(json.dumps(self._guest_request(request)))
+        guest = self._guest_request(request)
+        kwargs = self._container_kwargs()
+        if image is not None and workdir is not None:
+            guest["workspace"] = workdir
+            kwargs["image"] = image
+            kwargs["entrypoint"] = []
+            kwargs["volumes"][str(request.workspace)] = {"bind": workdir, "mode": "ro"}
+        req_path.write_text(json.dumps(guest))
         _chmod(req_path, 0o644)
         container = self._client.containers.run(
             command=["python3", "/grader/runner.py", "once", self._in_guest(req_path)],
-            **self._container_kwargs(),
+            **kwargs,
         )
         try:
             container.wait(timeout=request.timeout_s + MARGIN_S)
@@ -226,7 +289,7 @@ class DockerSandbox(Sandbox):
 
     def _restart(self) -> None:
         if self._server is not None:
-            _remove(self._server)
+            remove_container(self._server)
         self._start_server()
 
     def close(self) -> None:
@@ -234,6 +297,8 @@ class DockerSandbox(Sandbox):
         if self._server is not None:
             (self._spool / "control" / "stop").touch()
         self._server = None
+        if self._trees is not None:
+            self._trees.close()
         self._finalizer()
 
 
@@ -241,7 +306,19 @@ def _chmod(path: Path, mode: int) -> None:
     os.chmod(path, mode)
 
 
-def _remove(container) -> None:
+def readable_tree(root: Path) -> None:
+    """Directories 0755, files 0644 (0755 where the owner may execute); links untouched."""
+    for dirpath, _dirs, files in os.walk(root):
+        _chmod(Path(dirpath), 0o755)
+        for name in files:
+            path = Path(dirpath, name)
+            mode = path.lstat().st_mode
+            if stat.S_ISREG(mode):
+                _chmod(path, 0o755 if mode & stat.S_IXUSR else 0o644)
+
+
+def remove_container(container) -> None:
+    """Force-remove a container, ignoring every error (it may be gone already)."""
     with contextlib.suppress(Exception):
         container.remove(force=True)
 

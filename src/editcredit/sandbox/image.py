@@ -1,22 +1,31 @@
-"""The sandbox base image: pulled where a registry has it, otherwise built offline.
+"""The sandbox base image, and host copies of task images' work trees.
 
-The offline build bootstraps a minimal Debian with python3 and pytest from Debian's package
-mirror (``debootstrap --variant=minbase``) and imports it with ``docker import``. The grader's
-guest code is not baked in: it is mounted read-only at run time.
+The base image is pulled where a registry has it, otherwise built offline: a minimal Debian with
+python3 and pytest from Debian's package mirror (``debootstrap --variant=minbase``), imported
+with ``docker import``. The grader's guest code is not baked in: it is mounted read-only at run
+time. :class:`ImageTrees` copies an image-based task's work tree out of its image (without
+version-control metadata) for the sandbox and the bash environment.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
+import threading
+import weakref
 from pathlib import Path
 
 from editcredit.sandbox.base import SandboxError
-from editcredit.sandbox.docker_backend import docker_client
+from editcredit.sandbox.docker_backend import LABEL, docker_client, readable_tree, remove_container
 
 PACKAGES = ("python3", "python3-pytest")
+#: Version-control metadata never copied out of a task image (the future must stay unreachable).
+VCS_DIRS = frozenset({".git", ".hg", ".svn"})
 
 
 def image_exists(tag: str) -> bool:
@@ -87,3 +96,85 @@ def ensure_image(tag: str, pull_ref: str, suite: str, mirror: str) -> str:
         return "pulled"
     build_offline(tag, suite, mirror)
     return "built"
+
+
+class ImageTrees:
+    """Host copies of task images' work trees, one per (image id, workdir), made on first use.
+
+    A copy holds regular files, directories and links that stay inside the tree; version-control
+    metadata (``.git``, ``.hg``, ``.svn``) and anything else is left behind. Removed on close.
+    """
+
+    def __init__(self, client, root: Path | None = None) -> None:
+        self.client = client
+        self._root = Path(root) if root else Path(tempfile.mkdtemp(prefix="editcredit-trees-"))
+        self._lock = threading.Lock()
+        self._copies: dict[tuple[str, str], Path] = {}
+        self._finalizer = weakref.finalize(self, shutil.rmtree, self._root, True)
+
+    def image_id(self, image: str) -> str:
+        try:
+            return self.client.images.get(image).id
+        except Exception as exc:
+            raise SandboxError(
+                f"task image {image!r} not found; build it (editcredit build-task-images) or "
+                f"load it into the daemon ({type(exc).__name__})"
+            ) from exc
+
+    def get(self, image: str, workdir: str) -> Path:
+        """The host directory holding ``workdir`` of ``image`` (read it, never write it)."""
+        key = (self.image_id(image), workdir)
+        with self._lock:
+            if key not in self._copies:
+                digest = hashlib.sha256(f"{key[0]}:{workdir}".encode()).hexdigest()[:24]
+                dest = self._root / digest
+                extract_image_tree(self.client, key[0], workdir, dest)
+                self._copies[key] = dest
+            return self._copies[key]
+
+    def close(self) -> None:
+        self._finalizer()
+
+
+def extract_image_tree(client, image: str, workdir: str, dest: Path) -> None:
+    """Copy ``workdir`` of ``image`` to the new directory ``dest``, without VCS metadata."""
+    container = client.containers.create(
+        image, command=["true"], entrypoint=[], network_disabled=True, labels={LABEL: "1"}
+    )
+    try:
+        with tempfile.TemporaryFile() as fh:
+            try:
+                chunks, _stat = container.get_archive(workdir)
+                for chunk in chunks:
+                    fh.write(chunk)
+            except Exception as exc:
+                raise SandboxError(f"image {image}: cannot read {workdir}: {exc}") from exc
+            fh.seek(0)
+            part = dest.with_name(dest.name + ".part")
+            shutil.rmtree(part, ignore_errors=True)
+            part.mkdir(parents=True)
+            with tarfile.open(fileobj=fh) as tar:
+                tar.extractall(part, members=_tree_members(tar), filter=_safe_member)
+            strip = part / Path(workdir).name
+            readable_tree(strip)
+            os.replace(strip, dest)
+            shutil.rmtree(part, ignore_errors=True)
+    finally:
+        remove_container(container)
+
+
+def _tree_members(tar: tarfile.TarFile):
+    for member in tar:
+        parts = Path(member.name).parts
+        if any(p in VCS_DIRS for p in parts):
+            continue
+        if member.isfile() or member.isdir() or member.issym():
+            yield member
+
+
+def _safe_member(member: tarfile.TarInfo, path: str) -> tarfile.TarInfo | None:
+    """tarfile's 'data' filter, skipping (not failing on) members it refuses."""
+    try:
+        return tarfile.data_filter(member, path)
+    except tarfile.FilterError:
+        return None

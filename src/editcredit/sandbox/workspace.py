@@ -1,8 +1,14 @@
-"""Materialise a task's tree with a patch applied and its test files restored."""
+"""Materialise a task's tree with a patch applied and its test files restored.
+
+Inline tasks are written from their ``files``; image-based tasks start from a host copy of the
+image's work tree (``base``: extracted once per image, without VCS metadata, see
+``editcredit.sandbox.docker_backend.ImageTrees``).
+"""
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -70,6 +76,16 @@ def _symlinks_under(root: Path) -> list[str]:
     return sorted(found)
 
 
+def _partition(task: Task, patch: str) -> tuple[str, list[str]] | PatchOutcome:
+    """The patch without protected sections and the dropped paths, or the format failure."""
+    if not patch.strip():
+        return "", []
+    try:
+        return partition_patch(patch, task.test_paths)
+    except PatchFormatError as exc:
+        return PatchOutcome(applied=False, error=str(exc))
+
+
 def materialize(task: Task, patch: str, root: Path) -> PatchOutcome:
     """Build the workspace for grading ``patch`` on ``task`` under ``root`` (an empty dir).
 
@@ -81,13 +97,10 @@ def materialize(task: Task, patch: str, root: Path) -> PatchOutcome:
     if task.files is None:
         raise TaskTreeError(f"{task.instance_id}: image-based tasks are materialised in-image")
     write_tree(task.files, root)
-    if not patch.strip():
-        kept, dropped = "", []
-    else:
-        try:
-            kept, dropped = partition_patch(patch, task.test_paths)
-        except PatchFormatError as exc:
-            return PatchOutcome(applied=False, error=str(exc))
+    parts = _partition(task, patch)
+    if isinstance(parts, PatchOutcome):
+        return parts
+    kept, dropped = parts
     if kept:
         error = git_apply(kept, root)
         if error:
@@ -99,8 +112,47 @@ def materialize(task: Task, patch: str, root: Path) -> PatchOutcome:
         if rel in task.files:
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             (root / rel).write_text(task.files[rel], encoding="utf-8")
+    _apply_test_patch(task, root)
+    return PatchOutcome(applied=True, dropped_paths=dropped)
+
+
+def materialize_from_base(task: Task, patch: str, root: Path, base: Path) -> PatchOutcome:
+    """Like :func:`materialize` for an image-based task whose base tree is the directory ``base``.
+
+    ``base`` is copied to ``root`` (symlinks kept as links), the kept part of the patch applied,
+    symlinks the patch introduces rejected, and every test path restored from ``base`` (removed
+    where the base has none) before the test_patch is applied.
+    """
+    shutil.copytree(base, root, symlinks=True, dirs_exist_ok=True)
+    parts = _partition(task, patch)
+    if isinstance(parts, PatchOutcome):
+        return parts
+    kept, dropped = parts
+    if kept:
+        error = git_apply(kept, root)
+        if error:
+            return PatchOutcome(applied=False, error=error, dropped_paths=dropped)
+    new_links = sorted(set(_symlinks_under(root)) - set(_symlinks_under(base)))
+    if new_links:
+        return PatchOutcome(False, f"patch creates symlinks: {new_links}", dropped)
+    for rel in task.test_paths:
+        _restore_path(base / rel, root / rel)
+    _apply_test_patch(task, root)
+    return PatchOutcome(applied=True, dropped_paths=dropped)
+
+
+def _restore_path(source: Path, target: Path) -> None:
+    if target.is_dir() and not target.is_symlink():
+        shutil.rmtree(target)
+    elif target.exists() or target.is_symlink():
+        target.unlink()
+    if source.exists() or source.is_symlink():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target, follow_symlinks=False)
+
+
+def _apply_test_patch(task: Task, root: Path) -> None:
     if task.test_patch:
         error = git_apply(task.test_patch, root)
         if error:
             raise TaskTreeError(f"{task.instance_id}: test_patch does not apply: {error}")
-    return PatchOutcome(applied=True, dropped_paths=dropped)
