@@ -37,9 +37,21 @@ class InProcessWorkers:
 
 
 class RayWorkers:
-    """``n`` Ray actors; a local Ray instance unless ``address`` names an existing cluster."""
+    """``n`` Ray actors; a local Ray instance unless ``address`` names an existing cluster.
 
-    def __init__(self, n: int, worker_kwargs: dict[str, Any], address: str = "") -> None:
+    On a cluster (``address``, e.g. ``"head-node:6379"`` or ``"auto"``) the actors run on any
+    node with a free CPU (and ``gpus_per_worker`` GPUs); every node must see this repository's
+    ``src/`` and the model directories at the same paths (a shared filesystem) and run the same
+    Python environment (docs/ray.md).
+    """
+
+    def __init__(
+        self,
+        n: int,
+        worker_kwargs: dict[str, Any],
+        address: str = "",
+        gpus_per_worker: float = 0.0,
+    ) -> None:
         import ray
 
         self._ray = ray
@@ -48,13 +60,17 @@ class RayWorkers:
             kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
             if address:
                 kwargs["address"] = address
+                enable_cluster_token_auth()
             else:
                 kwargs["num_cpus"] = max(n, os.cpu_count() or 1)
             src = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
             kwargs["runtime_env"] = {"env_vars": {"PYTHONPATH": src}}
             ray.init(**kwargs)
-        actor = ray.remote(num_cpus=1)(RolloutWorker)
-        self.actors = [actor.remote(**worker_kwargs) for _ in range(n)]
+        kwargs = dict(worker_kwargs)
+        if "device" in kwargs:
+            kwargs["device"] = actor_device(str(kwargs["device"]), address, gpus_per_worker)
+        actor = ray.remote(num_cpus=1, num_gpus=gpus_per_worker)(RolloutWorker)
+        self.actors = [actor.remote(**kwargs) for _ in range(n)]
 
     def set_weights(self, state_dict: dict[str, torch.Tensor]) -> None:
         ref = self._ray.put({k: v.detach().cpu() for k, v in state_dict.items()})
@@ -78,4 +94,35 @@ def make_workers(ray_cfg: dict[str, Any], worker_kwargs: dict[str, Any]) -> Work
     """Ray actors when ``ray.enabled`` (default), else one in-process worker."""
     if not ray_cfg.get("enabled", True):
         return InProcessWorkers(worker_kwargs)
-    return RayWorkers(int(ray_cfg["num_workers"]), worker_kwargs, ray_cfg.get("address", ""))
+    return RayWorkers(
+        int(ray_cfg["num_workers"]),
+        worker_kwargs,
+        ray_cfg.get("address", ""),
+        float(ray_cfg.get("gpus_per_worker", 0)),
+    )
+
+
+def actor_device(device: str, address: str, gpus_per_worker: float) -> str:
+    """The device a Ray actor generates on.
+
+    An actor that reserves GPUs uses the one Ray gives it (``cuda``). One that reserves none keeps
+    the job's device on a local Ray instance (it shares the job's GPU), but runs on CPU on a
+    cluster, where its node need not have a GPU, let alone the job's.
+    """
+    if gpus_per_worker > 0:
+        return "cuda"
+    return "cpu" if address else device
+
+
+def enable_cluster_token_auth() -> None:
+    """Connect to a cluster the way ``ray start`` set it up: since Ray 2.5x ``ray start`` turns
+    token authentication on when a token exists (``~/.ray/auth_token``, ``RAY_AUTH_TOKEN``) and
+    ``RAY_AUTH_MODE`` is unset, while a driver connecting by address does not, and would retry
+    forever on "InvalidAuthToken". An explicit ``RAY_AUTH_MODE`` is respected."""
+    try:
+        from ray._private.authentication.authentication_token_setup import (
+            maybe_enable_token_auth_if_token_available,
+        )
+    except ImportError:  # a Ray without token authentication
+        return
+    maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
