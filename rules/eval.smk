@@ -47,6 +47,7 @@ rule eval_model:
     params:
         model_dir=eval_model_dir,
         evaluation=eval_job_cfg(),
+        generation=config["generation"],
         agent=config["agent"],
         grading=config["grading"],
         sandbox=config["sandbox"],

@@ -63,6 +63,7 @@ rule probe:
         mem_mb=mem_mb("probe", 6000),
     params:
         probe=config["probe"],
+        generation=config["generation"],
         agent=config["agent"],
         reward=config["reward"],
         sandbox=config["sandbox"],

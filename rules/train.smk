@@ -18,6 +18,7 @@ rule train_segment:
     params:
         training=config["training"],
         agent=config["agent"],
+        generation=config["generation"],
         reward=config["reward"],
         grading=config["grading"],
         sandbox=config["sandbox"],

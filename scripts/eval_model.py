@@ -19,4 +19,5 @@ with logged(snakemake.log[0]):  # noqa: F821 - injected by Snakemake
         gpus=snakemake.resources.gpu,  # noqa: F821
         threads=snakemake.threads,  # noqa: F821
         config=snakemake.config,  # noqa: F821
+        generation=snakemake.params.generation,  # noqa: F821
     )

@@ -15,4 +15,5 @@ with logged(snakemake.log[0]):  # noqa: F821 - injected by Snakemake
         out_trajectories=snakemake.output.trajectories,  # noqa: F821
         gpus=snakemake.resources.gpu,  # noqa: F821
         config=snakemake.config,  # noqa: F821
+        generation=snakemake.params.generation,  # noqa: F821
     )

@@ -20,4 +20,5 @@ with logged(sm.log[0]):
         gpus=sm.resources.gpu,
         threads=sm.threads,
         config=sm.config,
+        generation=sm.params.generation,
     )

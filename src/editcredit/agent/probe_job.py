@@ -8,16 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from editcredit.agent.probe import probe_figures, rollout_and_grade
 from editcredit.agent.rollout import RolloutConfig
 from editcredit.agent.trajectory import write_trajectories
 from editcredit.audit.provenance import write_result_json
 from editcredit.data.freeze import load_tasks
-from editcredit.policy.chat import ChatIds
-from editcredit.policy.generation import TransformersGenerator
-from editcredit.policy.model import pick_device
+from editcredit.policy.devices import bind_gpus
 from editcredit.sandbox.pool import SandboxPool
 
 #: What a base policy worth training shows (issue: base policy probe).
@@ -30,12 +27,11 @@ TARGETS = {
 }
 
 
-def load_policy(model_dir: str, device: torch.device):
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
-    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=dtype).to(device).eval()
-    chat = ChatIds(tokenizer)
-    return TransformersGenerator(model, chat.eos, chat.pad), chat
+def load_policy(model_dir: str, device: torch.device, generation: dict[str, Any] | None = None):
+    """The configured generation backend (``generation`` block) and the model's chat ids."""
+    from editcredit.policy.generator_factory import load_generator
+
+    return load_generator(model_dir, device, generation)
 
 
 def probe_job(
@@ -49,10 +45,11 @@ def probe_job(
     out_trajectories: str,
     gpus: int,
     config: dict[str, Any],
+    generation: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    device = pick_device(int(gpus))
+    device = bind_gpus(int(gpus))
     torch.set_num_threads(2)
-    generator, chat = load_policy(model_dir, device)
+    generator, chat = load_policy(model_dir, device, generation)
     tasks = load_tasks(tasks_path)
     train = sorted((t for t in tasks if t.split == "train"), key=lambda t: t.instance_id)
     train = train[: int(probe_cfg["train_tasks"])]

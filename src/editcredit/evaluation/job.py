@@ -129,6 +129,7 @@ def eval_model_job(
     gpus: int,
     threads: int,
     config: Any,
+    generation: Mapping[str, Any] | None = None,
     make_sandbox: Callable[[], Any] | None = None,
     load_policy_fn: Callable[[], tuple[Any, Any]] | None = None,
 ) -> dict[str, Any]:
@@ -145,6 +146,7 @@ def eval_model_job(
     identity = journal_identity(
         plan, block["inputs"][str(model_dir)], eval_cfg, agent_cfg, grading_cfg, sandbox_cfg
     )
+    identity = {**identity, "generation": dict(generation or {})}
     out_dir = Path(out_slots).parent
     key_dir = out_dir / "attempts" / journal_key(identity)[:16]
     journal = Journal(key_dir, identity)
@@ -167,7 +169,7 @@ def eval_model_job(
         if float(faults.get("rate", 0.0)) > 0
         else sandbox
     )
-    loader = load_policy_fn or _policy_loader(model_dir, gpus, threads)
+    loader = load_policy_fn or _policy_loader(model_dir, gpus, threads, generation)
     try:
         history, stats = run_slots(
             plan.slots, tasks, settings, journal, graded, loader, key_dir / "trajectories"
@@ -262,17 +264,19 @@ def _pool_factory(sandbox_cfg: Mapping[str, Any]) -> Callable[[], Any]:
     return make
 
 
-def _policy_loader(model_dir: str, gpus: int, threads: int) -> Callable[[], tuple[Any, Any]]:
+def _policy_loader(
+    model_dir: str, gpus: int, threads: int, generation: Mapping[str, Any] | None
+) -> Callable[[], tuple[Any, Any]]:
     def load():
         import torch
 
-        from editcredit.agent.probe_job import load_policy
-        from editcredit.policy.model import pick_device
+        from editcredit.policy.devices import bind_gpus
+        from editcredit.policy.generator_factory import load_generator
 
         torch.set_num_threads(max(1, int(threads)))
-        device = pick_device(int(gpus))
+        device = bind_gpus(int(gpus))
         print(f"loading {model_dir} on {device}")
-        return load_policy(model_dir, device)
+        return load_generator(model_dir, device, generation)
 
     return load
 

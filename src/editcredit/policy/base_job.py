@@ -12,7 +12,7 @@ import torch
 
 from editcredit.audit.identity import write_identity
 from editcredit.data.freeze import load_tasks
-from editcredit.policy.model import pick_device
+from editcredit.policy.devices import bind_gpus
 from editcredit.sandbox.pool import SandboxPool
 
 HF_FILES = (
@@ -63,7 +63,7 @@ def base_model_job(
     out = Path(out_dir)
     from editcredit.policy.base_training import train_base_model
 
-    device = pick_device(int(gpus))
+    device = bind_gpus(int(gpus))
     torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
     tasks = training_tasks(tasks_path, controls_path)
     print(f"training the base policy on {len(tasks)} train tasks ({device})")

@@ -19,7 +19,7 @@ from editcredit.policy.chat import ChatIds
 from editcredit.policy.generation import Generator, TransformersGenerator
 from editcredit.policy.vllm_backend import VLLMGenerator, VLLMSettings
 
-BACKENDS = ("transformers", "vllm")
+BACKENDS = ("transformers", "fast", "vllm")
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,8 @@ class GenerationSettings:
     """The config block ``generation``."""
 
     backend: str = "transformers"
-    """'transformers' (CPU or GPU, the default) or 'vllm' (GPU, for scale)."""
+    """'transformers' (CPU or GPU, the default), 'fast' (transformers weights, static KV cache and
+    a CUDA graph per token on GPU; Qwen2/Llama) or 'vllm' (GPU, for scale)."""
     vllm: VLLMSettings = field(default_factory=VLLMSettings)
     """Engine settings of the vLLM backend (ignored by transformers)."""
 
@@ -74,6 +75,12 @@ def make_generator(
         if model is None:
             model = load_hf_model(model_dir, device)
         return TransformersGenerator(model, eos_id, pad_id)
+    if backend == "fast":
+        from editcredit.policy.fast_decode import FastGenerator
+
+        if model is None:
+            model = load_hf_model(model_dir, device)
+        return FastGenerator(model, eos_id, pad_id)
     if backend == "vllm":
         if device.type != "cuda":
             raise ValueError(

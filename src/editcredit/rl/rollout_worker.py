@@ -70,11 +70,12 @@ class RolloutWorker:
         sandbox_cfg: dict[str, Any],
         threads: int = 1,
         device: str = "cpu",
+        generation: dict[str, Any] | None = None,
     ) -> None:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         from editcredit.policy.chat import ChatIds
-        from editcredit.policy.generation import TransformersGenerator
+        from editcredit.policy.generator_factory import GenerationSettings, make_generator
         from editcredit.sandbox.factory import make_sandbox
 
         torch.set_num_threads(threads)
@@ -83,7 +84,16 @@ class RolloutWorker:
         self.chat = ChatIds(tokenizer)
         self.model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
         self.model.to(self.device).eval()
-        self.generator = TransformersGenerator(self.model, self.chat.eos, self.chat.pad)
+        settings = GenerationSettings.from_config(generation)
+        self.generator = make_generator(
+            settings.backend,
+            model_dir,
+            self.device,
+            eos_id=self.chat.eos,
+            pad_id=self.chat.pad,
+            model=self.model,
+            vllm=settings.vllm,
+        )
         self.rollout = RolloutConfig(**agent_cfg)
         self.reward_cfg = reward_cfg
         self.f_weight = float(grading_cfg.get("f_weight", 0.25))
@@ -92,6 +102,9 @@ class RolloutWorker:
 
     def set_weights(self, state_dict: dict[str, torch.Tensor]) -> None:
         self.model.load_state_dict(state_dict)
+        push = getattr(self.generator, "load_weights", None)  # an engine with its own copy
+        if push is not None:
+            push(state_dict)
 
     def close(self) -> None:
         self.sandbox.close()

@@ -83,6 +83,7 @@ def train_segment_job(
     gpus: int,
     threads: int,
     config: dict[str, Any],
+    generation: dict[str, Any] | None = None,
     gate_dir: str = "logs/gates",
 ) -> dict[str, Any]:
     arm, seed = run.split("-s")
@@ -112,6 +113,7 @@ def train_segment_job(
         "sandbox_cfg": sandbox,
         "threads": 1,
         "device": str(device),
+        "generation": generation,
     }
     storage = check_storage(
         out_dir, start_model, float(training["health"]["min_free_disk_gb"]), run
