@@ -14,15 +14,15 @@ from editcredit.grading.grader import grade_patch
 
 @pytest.fixture
 def env(local_sandbox):
-    return MinibugsEnv(local_sandbox, max_turns=4)
+    return MinibugsEnv(local_sandbox, max_turns=6)
 
 
 def test_fix_run_submit(env, local_sandbox):
     task = make_calc_task()
     first = env.reset(task)
     assert "calc.py" in first
-    obs, done = env.step("edit calc.py add\n-\n+")
-    assert not done and "edited" in obs
+    obs, done = env.step("edit calc.py\n- -\n+ +")
+    assert not done and obs == "calc.py edited"
     obs, done = env.step("run")
     assert obs.startswith("tests: 5 passed, 0 failed")
     obs, done = env.step("submit")
@@ -39,13 +39,16 @@ def test_garbled_action_is_a_recorded_format_error_not_a_crash(env):
     obs, done = env.step("\x00 edit ??? 12")
     assert obs.startswith("format error:") and not done
     assert env.turns[0].kind == "format_error" and env.turns[0].changes == {}
-    obs, _ = env.step("edit calc.py add\n*\n/")
-    assert "does not contain" in obs and env.turns[1].changes == {}
-    obs, _ = env.step("edit calc.py nope\n-\n+")
-    assert "no function nope" in obs
-    obs, _ = env.step("edit other.py add\n-\n+")
+    obs, _ = env.step("edit calc.py\n- /\n+ *")
+    assert obs == "the old text does not occur in calc.py; nothing changed"
+    assert env.turns[1].changes == {}
+    obs, _ = env.step("edit calc.py\n- return a\n+ return b")
+    assert obs == "the old text occurs 2 times in calc.py; nothing changed"
+    obs, _ = env.step("edit other.py\n- -\n+ +")
     assert obs == "no file other.py; nothing changed"
-    assert [t.kind for t in env.turns] == ["format_error", "edit", "edit", "edit"]
+    obs, _ = env.step("edit calc.py add\n-\n+")  # the old language: a format error
+    assert obs.startswith("format error: unknown action") and env.turns[4].kind == "format_error"
+    assert [t.kind for t in env.turns] == ["format_error", "edit", "edit", "edit", "format_error"]
     assert env.final_patch() == ""
 
 
@@ -59,15 +62,16 @@ def test_run_reports_failures_without_the_fix(env):
 
 def test_turn_budget_ends_the_episode(env):
     env.reset(make_calc_task())
-    for _ in range(3):
+    for _ in range(5):
         assert not env.step("run")[1]
-    _, done = env.step("edit calc.py add\nadd\nadd")
+    _, done = env.step("edit calc.py\n- add\n+ add")
     assert done and env.end_reason == "turn_budget"
     with pytest.raises(RuntimeError):
         env.step("run")
 
 
-def test_experts_fix_the_task(local_sandbox):
+@pytest.mark.parametrize("style", ["minimal", "line"])
+def test_experts_fix_the_task(local_sandbox, style):
     task = make_calc_task()
     path, pairs = fix_lines(task)
     assert path == "calc.py" and pairs == [(3, "    return a + b")]
@@ -75,7 +79,11 @@ def test_experts_fix_the_task(local_sandbox):
     for seed in range(4):
         env = MinibugsEnv(local_sandbox, max_turns=8)
         env.reset(task)
-        for action in expert_actions(task, random.Random(seed), 1.0, 1.0):
+        actions = expert_actions(task, random.Random(seed), 1.0, 1.0, style)
+        assert actions[-1] == "submit"
+        for action in actions:
             env.step(action)
         assert env.end_reason == "submit"
+        assert all(t.kind != "format_error" and t.observation != "" for t in env.turns)
+        assert all(t.changes for t in env.turns if t.kind == "edit")
         assert grade_patch(task, env.final_patch(), local_sandbox).resolved == 1

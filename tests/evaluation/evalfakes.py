@@ -7,11 +7,12 @@ from collections.abc import Callable
 
 from taskfactory import make_calc_task
 
+from editcredit.agent.actions import Action, format_action
 from editcredit.data.task import Task
 from editcredit.policy.generation import GenerationOutput
 
-FIX = "edit calc.py\nreturn a - b\nreturn a + b"
-WRONG = "edit calc.py\nreturn a - b\nreturn a * b"
+FIX = format_action(Action("edit", "calc.py", old="return a - b", new="return a + b"))
+WRONG = format_action(Action("edit", "calc.py", old="return a - b", new="return a * b"))
 
 
 class FakeChat:

@@ -103,7 +103,7 @@ def test_auto_tokenizer_reads_the_same_tokens_as_training(saved):
     loaded = AutoTokenizer.from_pretrained(str(saved))
     for text in [
         *TEXTS[:4],
-        "edit m.py f\n    if not (x > 10):\n        return 12345 + x_1",
+        "edit m.py\n    if not (x > 10):\n        return 12345 + x_1",
         "\n\n    \tdef g():  # comment\n",
     ]:
         assert loaded.encode(text, add_special_tokens=False) == trained.encode(
@@ -114,11 +114,49 @@ def test_auto_tokenizer_reads_the_same_tokens_as_training(saved):
 def test_rename_augmentation_is_consistent_and_seeded():
     from editcredit.policy.base_training import augment_with_renames
 
-    corpus = [(["`clamp` in m.py", "FAILED test_clamp_low"], ["edit m.py clamp\n<\n<="])]
-    a = augment_with_renames(corpus, ["clamp"], copies=2, seed=3)
-    b = augment_with_renames(corpus, ["clamp"], copies=2, seed=3)
+    corpus = [(["`clamp` in m.py", "FAILED test_clamp_low"], ["edit m.py\n- value <\n+ value <="])]
+    names = [["clamp", "value"]]
+    a = augment_with_renames(corpus, names, copies=2, seed=3)
+    b = augment_with_renames(corpus, names, copies=2, seed=3)
     assert a == b and len(a) == 3 and a[0] == corpus[0]
     for obs, acts in a[1:]:
-        new = acts[0].split("\n")[0].split()[-1]
+        new = obs[0].split("`")[1]
         assert new != "clamp" and "clamp" not in "".join(obs + acts)
         assert obs == [f"`{new}` in m.py", f"FAILED test_{new}_low"]
+        assert "value" not in acts[0] and acts[0].startswith("edit m.py\n")
+    only_name = augment_with_renames(corpus, names, copies=1, seed=3, locals_too=False)
+    assert "value <" in only_name[1][1][0] and "clamp" not in only_name[1][0][0]
+
+
+@pytest.mark.parametrize("prob,renamed", [(0.0, 0), (1.0, 40)])
+def test_rename_rate_replaces_episodes_in_place(prob, renamed):
+    from editcredit.policy.base_training import augment_with_renames
+
+    corpus = [([f"`clamp` case {k}"], ["submit"]) for k in range(40)]
+    out = augment_with_renames(corpus, [["clamp"]] * 40, copies=0, seed=1, prob=prob)
+    assert len(out) == 40 and sum("clamp" not in o[0][0] for o in out) == renamed
+
+
+def test_seed_identifiers_name_the_function_first():
+    from taskfactory import make_calc_task
+
+    from editcredit.policy.base_training import seed_identifiers
+
+    assert seed_identifiers(make_calc_task()) == ["add"]  # a, b: one letter, kept
+
+
+def test_memo_sandbox_grades_each_tree_once():
+    from taskfactory import make_calc_task
+
+    from editcredit.policy.base_training import MemoSandbox
+
+    calls = []
+
+    class Counting:
+        def grade(self, task, patch):
+            calls.append(patch)
+            return len(calls)
+
+    memo = MemoSandbox(Counting())
+    task = make_calc_task()
+    assert [memo.grade(task, p) for p in ["x", "y", "x"]] == [1, 2, 1] and calls == ["x", "y"]

@@ -60,7 +60,9 @@ def _random_policy(out: Path) -> None:
     from editcredit.policy.model import new_model, tiny_config
     from editcredit.policy.tokenizer import train_tokenizer
 
-    tok = train_tokenizer(["edit calc.py\nreturn a - b\nreturn a + b", "run", "submit"] * 20, 300)
+    tok = train_tokenizer(
+        ["edit calc.py\n- return a - b\n+ return a + b", "run", "submit"] * 20, 300
+    )
     chat = ChatIds(tok)
     arch = dict(
         hidden_size=32,

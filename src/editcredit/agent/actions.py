@@ -2,17 +2,17 @@
 
 One action per assistant turn::
 
-    edit <path>        followed by exactly two lines: a fragment of the file, which must occur
-    <old fragment>     exactly once in it, and its replacement (which may be empty)
-    <new fragment>
+    edit <path>        followed by exactly two lines, marked like a diff: the old fragment,
+    - <old fragment>   which must occur exactly once in the file, and its replacement (which
+    + <new fragment>   may be empty: the line is then "+ ")
     run                run the tests on the current tree
     submit             end the episode with the current tree
 
-Nothing has to be recalled: the path and the old fragment are copied from what is on screen.
-Anything else (unknown verb, wrong number of lines, trailing text) is a format error
-(METHOD §4): the turn is recorded, the tree is unchanged, the episode goes on. A fragment that
-parses but does not occur exactly once is no format error: the tree is unchanged and the
-observation says why.
+Nothing has to be recalled: the path and the old fragment are copied from what is on screen,
+and each line's first token says which line it is. Anything else (unknown verb, wrong number of
+lines, a missing "- "/"+ " mark, trailing text) is a format error (METHOD §4): the turn is
+recorded, the tree is unchanged, the episode goes on. A fragment that parses but does not occur
+exactly once is no format error: the tree is unchanged and the observation says why.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 _EDIT = re.compile(r"edit (?P<path>[A-Za-z0-9_./-]+\.py)")
+OLD_MARK, NEW_MARK = "- ", "+ "
 _TOKEN = re.compile(r"\w+|[-+*/%<>=!&|^~@]+|\s+|.")
 
 
@@ -54,15 +55,20 @@ def parse_action(text: str) -> Action:
         raise FormatError(f"unknown action: {head[:40]!r}")
     if len(lines) != 3:
         raise FormatError(f"'edit' needs exactly two lines (old, new), got {len(lines) - 1}")
-    if not lines[1]:
+    if not lines[1].startswith(OLD_MARK):
+        raise FormatError(f"the old fragment's line must start with {OLD_MARK!r}")
+    if not lines[2].startswith(NEW_MARK):
+        raise FormatError(f"the new fragment's line must start with {NEW_MARK!r}")
+    old, new = lines[1][len(OLD_MARK) :], lines[2][len(NEW_MARK) :]
+    if not old:
         raise FormatError("'edit' needs a non-empty old fragment")
-    return Action("edit", match["path"], lines[1], lines[2])
+    return Action("edit", match["path"], old, new)
 
 
 def format_action(action: Action) -> str:
     """The canonical text of an action (what the scripted experts write)."""
     if action.kind == "edit":
-        return f"edit {action.path}\n{action.old}\n{action.new}"
+        return f"edit {action.path}\n{OLD_MARK}{action.old}\n{NEW_MARK}{action.new}"
     return action.kind
 
 
@@ -111,7 +117,7 @@ def minimal_fragment(
     hi = min(b for b in bounds if b >= len(old_line) - tail)
     if lo == hi:  # pure insertion: take the next token (or the previous one at the end)
         k = bounds.index(lo)
-        if k + 1 < len(bounds) and not old_line[lo:bounds[k + 1]].isspace():
+        if k + 1 < len(bounds) and not old_line[lo : bounds[k + 1]].isspace():
             hi = bounds[k + 1]
         elif k > 0:
             lo = bounds[k - 1]

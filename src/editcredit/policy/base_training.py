@@ -7,9 +7,13 @@ SHA256 of every file, the config, and the hash of the training data.
 
 from __future__ import annotations
 
+import ast
+import builtins
 import hashlib
 import json
 import random
+import re
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -27,23 +31,70 @@ from editcredit.policy.sft import SFTConfig, chat_example, train_sft
 from editcredit.policy.tokenizer import train_tokenizer
 
 
+class MemoSandbox:
+    """A sandbox that grades each (task, patch) once: expert episodes of one task reach the
+    same trees again and again (the gold tree above all), and tests are deterministic."""
+
+    def __init__(self, sandbox) -> None:
+        self.sandbox = sandbox
+        self._cache: dict[tuple[str, str], Any] = {}
+        self._lock = threading.Lock()
+
+    def grade(self, task: Task, patch: str):
+        key = (task.instance_id, patch)
+        with self._lock:
+            if key in self._cache:
+                return self._cache[key]
+        report = self.sandbox.grade(task, patch)
+        with self._lock:
+            self._cache.setdefault(key, report)
+        return report
+
+
 def expert_corpus(
     tasks: list[Task], sandbox, cfg: dict[str, Any], max_turns: int, workers: int
-) -> tuple[list[tuple[list[str], list[str]]], list[str]]:
+) -> tuple[list[tuple[list[str], list[str]]], list[list[str]]]:
     """Expert episodes (observations, actions), played through the real environment, and
-    the seed function of each."""
+    the identifiers of each episode's seed function (its name first)."""
     jobs = []
+    style = str(cfg.get("fragment_style", "minimal"))
     for task in tasks:
         for k in range(int(cfg["episodes_per_task"])):
             rng = random.Random(f"{cfg['seed']}:{task.instance_id}:{k}")
-            actions = expert_actions(task, rng, float(cfg["detour_prob"]), float(cfg["run_prob"]))
+            actions = expert_actions(
+                task, rng, float(cfg["detour_prob"]), float(cfg["run_prob"]), style
+            )
             if actions:
                 jobs.append((task, actions))
+    memo = MemoSandbox(sandbox)
     with ThreadPoolExecutor(workers) as ex:
         episodes = list(
-            ex.map(lambda job: run_expert_episode(MinibugsEnv(sandbox, max_turns), *job), jobs)
+            ex.map(lambda job: run_expert_episode(MinibugsEnv(memo, max_turns), *job), jobs)
         )
-    return episodes, [task.meta["seed_function"].split(".", 1)[1] for task, _ in jobs]
+    return episodes, [seed_identifiers(task) for task, _ in jobs]
+
+
+def seed_identifiers(task: Task) -> list[str]:
+    """The seed function's name, then its parameters and local names of two or more
+    characters (what renaming augmentation may change)."""
+    module, _, function = task.meta["seed_function"].partition(".")
+    names = [function]
+    try:
+        tree = ast.parse(task.files[f"{module}.py"])
+    except (KeyError, SyntaxError, TypeError):
+        return names
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == function:
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.arg):
+                    name = sub.arg
+                elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                    name = sub.id
+                else:
+                    continue
+                if len(name) >= 2 and name not in names and not hasattr(builtins, name):
+                    names.append(name)
+    return names
 
 
 _SYLLABLES = (
@@ -80,22 +131,49 @@ def synthetic_name(rng: random.Random) -> str:
 
 
 def rename_episode(
-    episode: tuple[list[str], list[str]], old: str, new: str
+    episode: tuple[list[str], list[str]], renames: dict[str, str]
 ) -> tuple[list[str], list[str]]:
-    """The same episode with the seed function renamed everywhere (statement, code, test ids,
-    actions): teaches the policy to copy a function's name rather than recall it."""
+    """The same episode with identifiers renamed everywhere (statement, code, test ids,
+    actions): teaches the policy to copy what is on screen rather than recall it. The first
+    name (the function's) is replaced inside longer words too (test ids), the others as whole
+    words."""
+    items = list(renames.items())
+    if not items:
+        return episode
+    (first, first_new), rest = items[0], items[1:]
+    words = "|".join(re.escape(o) for o, _ in rest)
+    pattern = re.compile(rf"\b({words})\b") if rest else None
+    table = dict(rest)
+
+    def sub(text: str) -> str:
+        text = text.replace(first, first_new)
+        return pattern.sub(lambda m: table[m.group(1)], text) if pattern else text
+
     obs, acts = episode
-    return [o.replace(old, new) for o in obs], [a.replace(old, new) for a in acts]
+    return [sub(o) for o in obs], [sub(a) for a in acts]
 
 
-def augment_with_renames(corpus, names: list[str], copies: int, seed: int):
-    """Append ``copies`` renamed versions of each episode (seeded, deterministic)."""
-    out = list(corpus)
-    for k, (episode, name) in enumerate(zip(corpus, names, strict=True)):
+def _renamed(episode, idents: list[str], rng: random.Random):
+    return rename_episode(episode, {old: synthetic_name(rng) for old in idents})
+
+
+def augment_with_renames(
+    corpus, names: list[list[str]], copies: int, seed: int, prob: float = 0.0, locals_too=True
+):
+    """Rename augmentation (seeded, deterministic): each episode is replaced by a renamed
+    version with probability ``prob``, then ``copies`` renamed versions of each original
+    episode are appended. ``names[k]``: episode k's identifiers, its function's first."""
+    out = []
+    extra = []
+    for k, (episode, idents) in enumerate(zip(corpus, names, strict=True)):
         rng = random.Random(f"{seed}:rename:{k}")
-        for _ in range(copies):
-            out.append(rename_episode(episode, name, synthetic_name(rng)))
-    return out
+        chosen = idents if locals_too else idents[:1]
+        if prob > 0 and rng.random() < prob:
+            out.append(_renamed(episode, chosen, rng))
+        else:
+            out.append(episode)
+        extra += [_renamed(episode, chosen, rng) for _ in range(copies)]
+    return out + extra
 
 
 def corpus_sha256(corpus: list[tuple[list[str], list[str]]]) -> str:
@@ -112,14 +190,34 @@ def train_base_model(
     device: torch.device,
     workers: int = 2,
 ) -> dict[str, Any]:
-    out_dir = Path(out_dir)
+    """Expert episodes on ``tasks``, then :func:`fit_base_model`; returns the training stats."""
     start = time.monotonic()
     experts = {**cfg["experts"], "seed": cfg["seed"]}
     corpus, names = expert_corpus(tasks, sandbox, experts, int(agent_cfg["max_turns"]), workers)
-    corpus = augment_with_renames(
-        corpus, names, int(cfg["experts"].get("rename_copies", 0)), int(cfg["seed"])
-    )
     data_seconds = time.monotonic() - start
+    return fit_base_model(corpus, names, cfg, out_dir, device, len(tasks), data_seconds)
+
+
+def fit_base_model(
+    corpus: list[tuple[list[str], list[str]]],
+    names: list[list[str]],
+    cfg: dict[str, Any],
+    out_dir: str | Path,
+    device: torch.device,
+    n_tasks: int,
+    data_seconds: float = 0.0,
+) -> dict[str, Any]:
+    """Augment the expert corpus, train the tokenizer and the tiny LM, save the HF directory
+    with its identity receipt."""
+    out_dir = Path(out_dir)
+    corpus = augment_with_renames(
+        corpus,
+        names,
+        int(cfg["experts"].get("rename_copies", 0)),
+        int(cfg["seed"]),
+        float(cfg["experts"].get("rename_prob", 0.0)),
+        bool(cfg["experts"].get("rename_locals", True)),
+    )
     tokenizer = train_tokenizer(
         (x for obs, act in corpus for x in obs + act), int(cfg["tokenizer_vocab"])
     )
@@ -136,7 +234,7 @@ def train_base_model(
     model.save_pretrained(str(out_dir), safe_serialization=True)
     tokenizer.save_pretrained(str(out_dir))
     training = {
-        "tasks": len(tasks),
+        "tasks": n_tasks,
         "episodes": len(corpus),
         "tokens": sum(len(ids) for ids, _ in examples),
         "training_data_sha256": corpus_sha256(corpus),

@@ -24,6 +24,9 @@ class SFTConfig:
     max_seconds: float = 240.0
     warmup_steps: int = 50
     observation_loss_weight: float = 0.0
+    length_grouping: int = 16
+    """Batches are drawn from pools of this many batches sorted by length (less padding, so
+    more steps per second); 1 draws plain shuffled batches."""
     seed: int = 0
 
 
@@ -66,6 +69,22 @@ def weighted_lm_loss(model, ids, attn, weights) -> torch.Tensor:
     return (ce * w.reshape(-1)).sum() / w.sum().clamp(min=1e-8)
 
 
+def _grouped_order(examples, batch_size: int, grouping: int, rng: random.Random) -> list[int]:
+    """One epoch of example indices: shuffled, sorted by length inside pools of ``grouping``
+    batches, cut into batches whose order is shuffled again (seeded)."""
+    fresh = list(range(len(examples)))
+    rng.shuffle(fresh)
+    if grouping <= 1:
+        return fresh
+    pool = batch_size * grouping
+    batches = []
+    for at in range(0, len(fresh), pool):
+        chunk = sorted(fresh[at : at + pool], key=lambda i: len(examples[i][0]))
+        batches += [chunk[k : k + batch_size] for k in range(0, len(chunk), batch_size)]
+    rng.shuffle(batches)
+    return [i for batch in batches for i in batch]
+
+
 def train_sft(
     model: torch.nn.Module,
     examples: list[tuple[list[int], list[int]]],
@@ -81,23 +100,26 @@ def train_sft(
         model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, betas=(0.9, 0.98)
     )
 
+    start = time.monotonic()
+
     def lr_at(step: int) -> float:
+        """Linear warm-up, then a cosine to 10 % over whichever budget (steps or seconds)
+        runs out first, so a time-limited run still ends on a low learning rate."""
         if step < cfg.warmup_steps:
             return (step + 1) / cfg.warmup_steps
         frac = (step - cfg.warmup_steps) / max(1, cfg.max_steps - cfg.warmup_steps)
+        if math.isfinite(cfg.max_seconds) and cfg.max_seconds > 0:
+            frac = max(frac, (time.monotonic() - start) / cfg.max_seconds)
         return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, frac)))
 
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_at)
     order: list[int] = []
-    start = time.monotonic()
     losses: list[float] = []
     step = 0
     bar = tqdm(total=cfg.max_steps, desc="sft", mininterval=5.0)
     while step < cfg.max_steps and time.monotonic() - start < cfg.max_seconds:
         if len(order) < cfg.batch_size:
-            fresh = list(range(len(examples)))
-            rng.shuffle(fresh)
-            order += fresh
+            order += _grouped_order(examples, cfg.batch_size, cfg.length_grouping, rng)
         picked = [examples[i] for i in order[: cfg.batch_size]]
         del order[: cfg.batch_size]
         ids, attn, weights = _batch(picked, pad_id, cfg.observation_loss_weight, device)
