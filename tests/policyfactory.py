@@ -20,6 +20,24 @@ TOY_ARCH = {
 }
 
 
+def tiny_qwen2(seed: int = 0, **overrides):
+    """A randomly initialised, very small Qwen2 causal LM (tied embeddings), for unit tests."""
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    sizes = dict(
+        vocab_size=50,
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        max_position_embeddings=256,
+        tie_word_embeddings=True,
+    )
+    torch.manual_seed(seed)
+    return Qwen2ForCausalLM(Qwen2Config(**{**sizes, **overrides}))
+
+
 def toy_tasks(n: int = 3) -> list[Task]:
     """``n`` copies of the calc task with distinct ids, in the train split."""
     base = make_calc_task()

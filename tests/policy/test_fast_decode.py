@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from transformers import Qwen2Config, Qwen2ForCausalLM
+from policyfactory import tiny_qwen2
 
 from editcredit.policy.fast_decode import FastGenerator, Qwen2Decoder
 
@@ -14,20 +14,16 @@ PAD, EOS = 0, 1
 
 @pytest.fixture(scope="module")
 def model():
-    torch.manual_seed(0)
-    cfg = Qwen2Config(
+    return tiny_qwen2(
         vocab_size=97,
         hidden_size=64,
         intermediate_size=128,
         num_hidden_layers=2,
         num_attention_heads=4,
         num_key_value_heads=2,
-        max_position_embeddings=256,
-        tie_word_embeddings=True,
         pad_token_id=PAD,
         eos_token_id=EOS,
-    )
-    return Qwen2ForCausalLM(cfg).eval()
+    ).eval()
 
 
 PROMPTS = [[5, 6, 7, 8, 9, 10], [11, 12, 13], [14, 15, 16, 17]]

@@ -6,23 +6,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from transformers import Qwen2Config, Qwen2ForCausalLM
+from policyfactory import tiny_qwen2
 
 from editcredit.rl.train_job import StorageLow, check_storage, expected_checkpoint_bytes
 
 
 @pytest.fixture
 def model_dir(tmp_path):
-    cfg = Qwen2Config(
-        vocab_size=64,
-        hidden_size=16,
-        intermediate_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        num_key_value_heads=1,
-        tie_word_embeddings=True,
-    )
-    model = Qwen2ForCausalLM(cfg)
+    model = tiny_qwen2(vocab_size=64)
     model.save_pretrained(str(tmp_path / "m"))
     return tmp_path / "m", sum(p.numel() for p in model.parameters())
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from policyfactory import tiny_qwen2
 
 from editcredit.rl.losses import aggregate
 from editcredit.rl.update import UpdateSequence, aggregation_weights, policy_update
@@ -22,19 +23,7 @@ def test_weights_reproduce_the_aggregation(how):
 
 
 def _model():
-    from transformers import Qwen2Config, Qwen2ForCausalLM
-
-    torch.manual_seed(0)
-    cfg = Qwen2Config(
-        vocab_size=50,
-        hidden_size=16,
-        intermediate_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        num_key_value_heads=1,
-        max_position_embeddings=64,
-    )
-    return Qwen2ForCausalLM(cfg)
+    return tiny_qwen2(max_position_embeddings=64, tie_word_embeddings=False)
 
 
 def _sequences():

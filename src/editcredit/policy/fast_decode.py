@@ -17,7 +17,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from editcredit.policy.generation import GenerationOutput
+from editcredit.policy.generation import GenerationOutput, collect_outputs
 
 
 def _rms(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
@@ -223,20 +223,4 @@ class FastGenerator:
             steps += n
             if bool(s["done"].all()):
                 break
-        return _collect(s["tokens"][:, :steps], s["logps"][:, :steps], self.eos_id)
-
-
-def _collect(tokens: torch.Tensor, logps: torch.Tensor, eos_id: int) -> list[GenerationOutput]:
-    tok = tokens.cpu().tolist()
-    lp = logps.float().cpu().tolist()
-    out = []
-    for row_ids, row_lp in zip(tok, lp, strict=True):
-        ids, lps, finished = [], [], False
-        for t, p in zip(row_ids, row_lp, strict=True):
-            ids.append(t)
-            lps.append(p)
-            if t == eos_id:
-                finished = True
-                break
-        out.append(GenerationOutput(ids, lps, finished))
-    return out
+        return collect_outputs(s["tokens"][:, :steps], s["logps"][:, :steps], self.eos_id)

@@ -111,16 +111,21 @@ class TransformersGenerator:
     def _collect(self, tokens, logps) -> list[GenerationOutput]:
         if not tokens:
             return []
-        tok = torch.stack(tokens, dim=1).cpu().tolist()
-        lp = torch.stack(logps, dim=1).float().cpu().tolist()
-        results = []
-        for row_ids, row_lp in zip(tok, lp, strict=True):
-            ids, lps, finished = [], [], False
-            for t, p in zip(row_ids, row_lp, strict=True):
-                ids.append(t)
-                lps.append(p)
-                if t == self.eos_id:
-                    finished = True
-                    break
-            results.append(GenerationOutput(ids, lps, finished))
-        return results
+        return collect_outputs(torch.stack(tokens, dim=1), torch.stack(logps, dim=1), self.eos_id)
+
+
+def collect_outputs(
+    tokens: torch.Tensor, logps: torch.Tensor, eos_id: int
+) -> list[GenerationOutput]:
+    """[B, T] sampled ids and their log-probs -> one output per row, cut after its first eos."""
+    results = []
+    for row_ids, row_lp in zip(tokens.cpu().tolist(), logps.float().cpu().tolist(), strict=True):
+        ids, lps, finished = [], [], False
+        for t, p in zip(row_ids, row_lp, strict=True):
+            ids.append(t)
+            lps.append(p)
+            if t == eos_id:
+                finished = True
+                break
+        results.append(GenerationOutput(ids, lps, finished))
+    return results
