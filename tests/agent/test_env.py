@@ -87,3 +87,21 @@ def test_experts_fix_the_task(local_sandbox, style):
         assert all(t.kind != "format_error" and t.observation != "" for t in env.turns)
         assert all(t.changes for t in env.turns if t.kind == "edit")
         assert grade_patch(task, env.final_patch(), local_sandbox).resolved == 1
+
+
+@pytest.mark.parametrize(
+    ("message", "shown"),
+    [
+        (
+            'File "/spool/jobs/job-pyyet98q/tree/bitwise_kit.py", line 3',
+            'File "bitwise_kit.py", line 3',
+        ),
+        ('File "/tmp/editcredit-x/tree/pkg/mod.py", line 9', 'File "pkg/mod.py", line 9'),
+        ("assert add(2, 3) == 5", "assert add(2, 3) == 5"),
+    ],
+)
+def test_observations_never_show_the_sandbox_work_directory(message, shown):
+    """The per-grading directory is random: showing it would make trajectories irreproducible."""
+    from editcredit.agent.minibugs_env import _WORKDIR
+
+    assert _WORKDIR.sub("", message) == shown

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 
 from editcredit.agent.actions import FormatError, apply_edit, function_span, parse_action
 from editcredit.agent.protocol import Environment, TurnRecord
@@ -45,6 +46,12 @@ def summarize_report(report: GradingReport) -> str:
     return "\n".join([head, *shown])
 
 
+#: the sandbox's per-grading work directory (random) up to the task tree, e.g.
+#: ``/spool/jobs/job-x1y2z3/tree/``: dropped so that observations name tree paths only and the
+#: same tree always reads the same (trajectories reproduce token for token)
+_WORKDIR = re.compile(r"""[^\s"']*/tree/""")
+
+
 def _failure_messages(report: GradingReport) -> dict[str, str]:
     out = {}
     if report.sandbox is None:
@@ -52,7 +59,8 @@ def _failure_messages(report: GradingReport) -> dict[str, str]:
     for item in report.sandbox.observations.items:
         for phase in item.phases:
             if phase.outcome == "failed" and phase.message:
-                out.setdefault(item.nodeid, phase.message.strip().splitlines()[0][:80])
+                first = _WORKDIR.sub("", phase.message.strip().splitlines()[0])
+                out.setdefault(item.nodeid, first[:80])
     return out
 
 
