@@ -19,24 +19,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from editcredit.audit.identity import write_identity
+from editcredit.evaluation.slots import SLOTS_SCHEMA
 from editcredit.rl.records import METRICS_SCHEMA, ROLLOUT_SCHEMA
 
 #: the figures rule's outputs (names)
 FIGURES = ("training_curves", "task_differences", "bootstrap")
 
 PLAN = {"O": [42, 314159], "B": [42, 314159], "M": [42, 314159], "E": [42]}
-SLOT_SCHEMA = pa.schema(
-    [
-        ("model", pa.string()),
-        ("evalset", pa.string()),
-        ("instance_id", pa.string()),
-        ("sample", pa.int16()),
-        ("verdict", pa.int8()),
-        ("state", pa.string()),
-        ("reason", pa.string()),
-        ("attempts", pa.int16()),
-    ]
-)
 BENCH_HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
 
 
@@ -95,7 +84,7 @@ def _write_slots(root: Path, spec: FakeSpec, model: str, rate: np.ndarray, g) ->
             row.update(verdict=None, state="unresolved", reason="missing_observation")
     path = root / "results" / "eval" / model / spec.evalset / "slots.parquet"
     path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.Table.from_pylist(rows, schema=SLOT_SCHEMA), path)
+    pq.write_table(pa.Table.from_pylist(rows, schema=SLOTS_SCHEMA), path)
 
 
 def _rollout_row(run: str, step: int, task: str, sample: int, y: int, masked: bool) -> dict:

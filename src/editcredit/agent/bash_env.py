@@ -112,8 +112,7 @@ class BashEnv(Environment):
     def reset(self, task: Task) -> str:
         self.close()
         self._task = task
-        self._turns: list[TurnRecord] = []
-        self._end_reason = ""
+        self.begin_episode()
         self.commands_run = 0
         if task.image is not None:
             image, self._base_dir = task.image, self.trees.get(task.image, task.workdir)
@@ -143,18 +142,9 @@ class BashEnv(Environment):
             "Reply `submit` when the work tree holds your fix."
         )
 
-    @property
-    def turns(self) -> list[TurnRecord]:
-        return self._turns
-
-    @property
-    def end_reason(self) -> str:
-        return self._end_reason
-
     def end(self, reason: str) -> None:
         """End the episode and release its container (the record and patch stay)."""
-        if not self._end_reason:
-            self._end_reason = reason
+        super().end(reason)
         self.close()
 
     def step(self, action_text: str) -> tuple[str, bool]:

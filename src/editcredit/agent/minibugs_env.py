@@ -78,8 +78,7 @@ class MinibugsEnv(Environment):
         self._task = task
         self.tree: dict[str, str] = dict(task.files)
         self.store: dict[str, str] = {content_hash(t): t for t in self.tree.values()}
-        self._turns: list[TurnRecord] = []
-        self._end_reason = ""
+        self.begin_episode()
         self.test_runs = 0
         return self.initial_observation(task)
 
@@ -93,18 +92,6 @@ class MinibugsEnv(Environment):
                 f"{p}:\n{self.tree[p]}" for p in sorted(self.tree) if p not in task.test_paths
             )
         return f"{task.problem_statement.strip()}\n\n{view}"
-
-    @property
-    def turns(self) -> list[TurnRecord]:
-        return self._turns
-
-    @property
-    def end_reason(self) -> str:
-        return self._end_reason
-
-    def end(self, reason: str) -> None:
-        if not self._end_reason:
-            self._end_reason = reason
 
     def step(self, action_text: str) -> tuple[str, bool]:
         if self._task is None or self._end_reason:

@@ -44,14 +44,25 @@ class Environment(ABC):
     @abstractmethod
     def final_patch(self) -> str: ...
 
-    @property
-    @abstractmethod
-    def turns(self) -> list[TurnRecord]: ...
+    # The turn record and the end reason live here; environments append to ``_turns`` and
+    # call ``end``. ``begin_episode`` resets both (from ``reset``).
+    _turns: list[TurnRecord]
+    _end_reason: str
+
+    def begin_episode(self) -> None:
+        self._turns = []
+        self._end_reason = ""
 
     @property
-    @abstractmethod
-    def end_reason(self) -> str: ...
+    def turns(self) -> list[TurnRecord]:
+        return self._turns
 
-    @abstractmethod
+    @property
+    def end_reason(self) -> str:
+        return self._end_reason
+
     def end(self, reason: str) -> None:
-        """End the episode from outside (e.g. the context budget ran out)."""
+        """End the episode from outside (e.g. the context budget ran out); the first reason
+        stays."""
+        if not self._end_reason:
+            self._end_reason = reason

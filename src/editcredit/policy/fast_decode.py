@@ -17,7 +17,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from editcredit.policy.generation import GenerationOutput, collect_outputs
+from editcredit.policy.generation import GenerationOutput, collect_outputs, left_padded
 
 
 def _rms(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
@@ -192,14 +192,9 @@ class FastGenerator:
         d = self._decoder
         if self.use_graph and self._graph is None:
             self._capture(s)
-        ids = torch.full((B, W), self.pad_id, dtype=torch.long)
-        valid = torch.zeros((B, d.max_len), dtype=torch.bool)
-        for row, prompt in enumerate(prompts):
-            ids[row, W - len(prompt) :] = torch.tensor(prompt, dtype=torch.long)
-            valid[row, W - len(prompt) : W] = True
-        ids, valid = ids.to(d.device), valid.to(d.device)
-        pad = (~valid[:, :W]).sum(-1)
-        pos = (torch.arange(W, device=d.device)[None, :] - pad[:, None]).clamp(min=0)
+        ids, mask, pos = left_padded(prompts, self.pad_id, d.device)
+        valid = torch.zeros((B, d.max_len), dtype=torch.bool, device=d.device)
+        valid[:, :W] = mask.bool()
         s["valid"].copy_(valid)
         s["logits"].copy_(d.forward(ids, pos, torch.tensor(0, device=d.device), valid))
         s["pos"].copy_(pos[:, -1:] + 1)

@@ -68,14 +68,7 @@ class TransformersGenerator:
         device = self.device
         gen = torch.Generator(device=device)
         gen.manual_seed(seed)
-        width = max(len(p) for p in prompts)
-        ids = torch.full((len(prompts), width), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(prompts), width), dtype=torch.long)
-        for row, prompt in enumerate(prompts):
-            ids[row, width - len(prompt) :] = torch.tensor(prompt, dtype=torch.long)
-            mask[row, width - len(prompt) :] = 1
-        ids, mask = ids.to(device), mask.to(device)
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        ids, mask, positions = left_padded(prompts, self.pad_id, device)
         was_training = self.model.training
         self.model.eval()
         out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True)
@@ -112,6 +105,21 @@ class TransformersGenerator:
         if not tokens:
             return []
         return collect_outputs(torch.stack(tokens, dim=1), torch.stack(logps, dim=1), self.eos_id)
+
+
+def left_padded(
+    prompts: list[list[int]], pad_id: int, device: torch.device
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Prompts left-padded to one width: ids, the attention mask (1 on prompt tokens) and each
+    token's position inside its own prompt (0 on padding)."""
+    width = max(len(p) for p in prompts)
+    ids = torch.full((len(prompts), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(prompts), width), dtype=torch.long)
+    for row, prompt in enumerate(prompts):
+        ids[row, width - len(prompt) :] = torch.tensor(prompt, dtype=torch.long)
+        mask[row, width - len(prompt) :] = 1
+    ids, mask = ids.to(device), mask.to(device)
+    return ids, mask, (mask.cumsum(-1) - 1).clamp(min=0)
 
 
 def collect_outputs(
