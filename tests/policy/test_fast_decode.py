@@ -74,3 +74,87 @@ def test_same_seed_same_tokens(model):
     b = gen.generate(PROMPTS, 6, 1.0, seed=11)
     assert [o.token_ids for o in a] == [o.token_ids for o in b]
     assert [o.logprobs for o in a] == [o.logprobs for o in b]
+
+
+def _assert_logprobs_match_hf(model, prompts, outs, temperature, abs_tol=1e-4):
+    for prompt, out in zip(prompts, outs, strict=True):
+        seq = prompt + out.token_ids
+        with torch.no_grad():
+            logits = model(input_ids=torch.tensor([seq])).logits[0]
+        ref = torch.log_softmax(logits.float() / temperature, -1)
+        for j, (tok, lp) in enumerate(zip(out.token_ids, out.logprobs, strict=True)):
+            assert lp == pytest.approx(float(ref[len(prompt) + j - 1, tok]), abs=abs_tol)
+
+
+def test_weights_changed_between_calls_are_the_weights_decoded(model):
+    """The fused projection buffers follow the model: a policy updated in place between two
+    calls (as in training) is decoded with its new weights, not a stale copy."""
+    changed = tiny_qwen2(
+        vocab_size=97,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        pad_token_id=PAD,
+        eos_token_id=EOS,
+    ).eval()
+    changed.load_state_dict(model.state_dict())
+    gen = FastGenerator(changed, EOS, PAD, use_graph=False)
+    gen.generate(PROMPTS, 4, 1.0, seed=1)
+    with torch.no_grad():
+        for layer in changed.model.layers:
+            layer.self_attn.k_proj.weight.mul_(1.5)
+            layer.mlp.up_proj.weight.add_(0.05)
+            layer.self_attn.q_proj.bias.add_(0.1)
+    outs = gen.generate(PROMPTS, 10, 0.8, seed=2)
+    _assert_logprobs_match_hf(changed, PROMPTS, outs, 0.8)
+
+
+@pytest.mark.slow
+def test_compiled_step_records_the_same_logprobs(model):
+    """torch.compile fuses the decode step; the recorded log-probs stay those of the model."""
+    gen = FastGenerator(model, EOS, PAD, use_graph=False, compile=True)
+    outs = gen.generate(PROMPTS, 12, 0.9, seed=4)
+    _assert_logprobs_match_hf(model, PROMPTS, outs, 0.9)
+    eager = FastGenerator(model, EOS, PAD, use_graph=False).generate(PROMPTS, 12, 0.9, seed=4)
+    assert [o.token_ids for o in outs] == [o.token_ids for o in eager]
+
+
+def test_shape_buckets_are_reused_across_turns(model):
+    """A shrinking batch and growing prompts (a multi-turn rollout) reuse few buckets."""
+    gen = FastGenerator(model, EOS, PAD, use_graph=False)
+    turns = [PROMPTS, [p + [20, 21] for p in PROMPTS[:2]], [PROMPTS[0] + [22] * 5]]
+    for prompts in turns:
+        outs = gen.generate(prompts, 5, 1.0, seed=9)
+        assert len(outs) == len(prompts)
+        _assert_logprobs_match_hf(model, prompts, outs, 1.0)
+    assert sorted(gen._slots) == [(1, 128, 16), (2, 128, 16), (4, 128, 16)]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graph replay needs a GPU")
+@pytest.mark.parametrize("compile", [False, True])
+def test_graph_replay_on_gpu_records_the_models_logprobs(model, compile):
+    gpu = tiny_qwen2(
+        vocab_size=97,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        pad_token_id=PAD,
+        eos_token_id=EOS,
+    )
+    gpu.load_state_dict(model.state_dict())
+    gpu = gpu.cuda().eval()
+    gen = FastGenerator(gpu, EOS, PAD, compile=compile)
+    outs = gen.generate(PROMPTS, 20, 0.8, seed=5)
+    assert all(slot.graph is not None for slot in gen._slots.values())
+    for prompt, out in zip(PROMPTS, outs, strict=True):
+        seq = prompt + out.token_ids
+        with torch.no_grad():
+            logits = model(input_ids=torch.tensor([seq])).logits[0]
+        ref = torch.log_softmax(logits.float() / 0.8, -1)
+        got = torch.tensor(out.logprobs)
+        want = ref[len(prompt) - 1 : len(seq) - 1].gather(-1, torch.tensor(out.token_ids)[:, None])
+        torch.testing.assert_close(got, want.squeeze(-1), atol=2e-4, rtol=0)

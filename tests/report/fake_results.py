@@ -142,6 +142,8 @@ def _metrics_row(run: str, arm: str, step: int, rows: list[dict], g) -> dict:
         "seconds_rollout": 1.5,
         "seconds_counterfactual": 0.5 if cf else 0.0,
         "seconds_update": 0.25,
+        "update_tokens": 40 * len(rows),
+        "update_model_flops": 6.0 * 1e6 * 40 * len(rows),
         "alerts": json.dumps(["cf_unavailable_streak: 16 consecutive"] if cf and step == 1 else []),
     }
 

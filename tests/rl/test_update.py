@@ -65,4 +65,5 @@ def test_micro_batch_size_does_not_change_the_gradient(how):
         )
         grads.append(stats["grad_norm"])
         assert stats["micro_batches"] == -(-5 // mbs)
+        assert stats["tokens"] == sum(6 + i for i in range(5))  # real tokens, never padding
     assert grads[0] == pytest.approx(grads[1], rel=1e-5) == pytest.approx(grads[2], rel=1e-5)

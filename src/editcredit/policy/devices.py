@@ -1,8 +1,12 @@
 """Bind a job to the GPUs it was given.
 
 Snakemake's local scheduler counts the ``gpu`` resource but assigns no device, so a job claims
-free devices from a lock-based pool (one ``fcntl`` lock file per device, held for the life of the
-process). On a cluster the scheduler's ``CUDA_VISIBLE_DEVICES`` is respected as is.
+free devices from a lock-based pool (one ``fcntl`` lock file per device slot, held for the life
+of the process). On a cluster the scheduler's ``CUDA_VISIBLE_DEVICES`` is respected as is.
+
+Small models leave most of a large GPU idle. ``EDITCREDIT_JOBS_PER_GPU=K`` (a property of the
+machine, not of the study: results do not depend on it) gives every device K slots, so K jobs
+share it; raise Snakemake's limit to match (``--resources gpu=<devices x K>``).
 """
 
 from __future__ import annotations
@@ -17,31 +21,63 @@ LOCK_DIR = Path(os.environ.get("EDITCREDIT_GPU_LOCKS", "/tmp/editcredit-gpu-lock
 _held: list[int] = []  # file descriptors kept open: the locks last as long as the process
 
 
+def jobs_per_gpu() -> int:
+    """Slots per device from ``EDITCREDIT_JOBS_PER_GPU`` (default 1)."""
+    raw = os.environ.get("EDITCREDIT_JOBS_PER_GPU", "1")
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValueError(f"EDITCREDIT_JOBS_PER_GPU must be a positive integer, not {raw!r}")
+    return value
+
+
+def _try_lock(path: Path) -> int | None:
+    fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def claim_devices(candidates: list[str], n: int, slots: int, lock_dir: Path) -> list[str]:
+    """Claim one free slot on each of ``n`` distinct devices; the locks stay held."""
+    lock_dir.mkdir(parents=True, exist_ok=True)
+    claimed: list[str] = []
+    fds: list[int] = []
+    for dev in candidates:
+        for slot in range(slots):
+            name = f"gpu{dev}.lock" if slot == 0 else f"gpu{dev}.slot{slot}.lock"
+            fd = _try_lock(lock_dir / name)
+            if fd is not None:
+                fds.append(fd)
+                claimed.append(dev)
+                break
+        if len(claimed) == n:
+            _held.extend(fds)
+            return claimed
+    for fd in fds:  # a job that cannot get all it asked for holds nothing
+        os.close(fd)
+    raise RuntimeError(
+        f"asked for {n} GPU(s) but only {len(claimed)} of {candidates} have a free slot "
+        f"({slots} job(s) per GPU; locks in {lock_dir})"
+    )
+
+
 def bind_gpus(n: int) -> torch.device:
     """Claim ``n`` GPUs (0 = CPU) and return the device to use; fail clearly if none is free."""
     if n <= 0 or not torch.cuda.is_available():
         return torch.device("cpu")
     if os.environ.get("SLURM_JOB_ID") and os.environ.get("CUDA_VISIBLE_DEVICES"):
         return torch.device("cuda")
-    LOCK_DIR.mkdir(parents=True, exist_ok=True)
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     candidates = (
         visible.split(",") if visible else [str(i) for i in range(torch.cuda.device_count())]
     )
-    claimed = []
-    for dev in candidates:
-        fd = os.open(LOCK_DIR / f"gpu{dev}.lock", os.O_CREAT | os.O_RDWR, 0o666)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            continue
-        _held.append(fd)
-        claimed.append(dev)
-        if len(claimed) == n:
-            break
-    if len(claimed) < n:
-        raise RuntimeError(f"asked for {n} GPU(s) but only {len(claimed)} of {candidates} are free")
+    claimed = claim_devices(candidates, n, jobs_per_gpu(), LOCK_DIR)
     os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(claimed)
     torch.cuda.set_device(0)
     return torch.device("cuda")

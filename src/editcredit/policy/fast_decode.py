@@ -1,9 +1,14 @@
 """A tight decode loop for Qwen2-style models: static KV cache, one CUDA graph per decode step.
 
 Transformers' default ``generate`` spends most of a small model's decode step in Python and
-kernel launches. This backend reads the weights of an ordinary HF Qwen2 model (no copy), keeps a
-preallocated KV cache of fixed shape, and replays a captured CUDA graph for every new token. On
-CPU (or with ``use_graph=False``) the same code runs eagerly, which is how its exactness is
+kernel launches. This backend reads the weights of an ordinary HF Qwen2/Llama model, keeps a
+preallocated KV cache of fixed shape, and replays a captured CUDA graph for every new token.
+The decode step is cut to few kernels: the q/k/v and gate/up projections run as one matrix
+product each (their weights concatenated into buffers refreshed from the model at every call,
+so a policy updated between calls is decoded with its current weights), the one-token attention
+is two batched products over the grouped cache, and with ``compile=True`` the elementwise work
+(norms, rotary, activation, sampling) is fused by ``torch.compile`` before the graph is captured.
+On CPU (or with ``use_graph=False``) the same code runs eagerly, which is how its exactness is
 tested against the HF forward.
 
 Same interface as every generator: token ids in, token ids and log-probs (of the sampling
@@ -13,6 +18,9 @@ distribution, logits / temperature) out; batched; seeded.
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -32,10 +40,48 @@ def _rotate_half(x: torch.Tensor) -> torch.Tensor:
     return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
 
 
+def _concat_buffer(tensors: list[torch.Tensor | None]) -> torch.Tensor | None:
+    """A buffer holding ``tensors`` concatenated on dim 0 (None when any is None)."""
+    if any(t is None for t in tensors):
+        return None
+    return torch.cat([t.detach() for t in tensors], dim=0)
+
+
+class FusedWeights:
+    """The q/k/v and gate/up projections of every layer concatenated, one matrix product each.
+
+    ``refresh`` copies the model's current weights in place (a captured graph keeps reading the
+    same memory), so a policy updated between calls is decoded with its new weights."""
+
+    def __init__(self, model: torch.nn.Module) -> None:
+        self.layers = model.model.layers
+        self.qkv_w, self.qkv_b, self.gate_up_w = [], [], []
+        for layer in self.layers:
+            a, m = layer.self_attn, layer.mlp
+            self.qkv_w.append(_concat_buffer([a.q_proj.weight, a.k_proj.weight, a.v_proj.weight]))
+            self.qkv_b.append(_concat_buffer([a.q_proj.bias, a.k_proj.bias, a.v_proj.bias]))
+            self.gate_up_w.append(_concat_buffer([m.gate_proj.weight, m.up_proj.weight]))
+
+    @torch.no_grad()
+    def refresh(self) -> None:
+        for i, layer in enumerate(self.layers):
+            a, m = layer.self_attn, layer.mlp
+            torch.cat([a.q_proj.weight, a.k_proj.weight, a.v_proj.weight], out=self.qkv_w[i])
+            if self.qkv_b[i] is not None:
+                torch.cat([a.q_proj.bias, a.k_proj.bias, a.v_proj.bias], out=self.qkv_b[i])
+            torch.cat([m.gate_proj.weight, m.up_proj.weight], out=self.gate_up_w[i])
+
+
 class Qwen2Decoder:
     """Qwen2 forward over a static cache of ``batch`` rows and ``max_len`` columns."""
 
-    def __init__(self, model: torch.nn.Module, batch: int, max_len: int) -> None:
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        batch: int,
+        max_len: int,
+        fused: FusedWeights | None = None,
+    ) -> None:
         cfg = model.config
         if getattr(cfg, "model_type", "") not in ("qwen2", "llama"):
             raise ValueError(f"fast decode supports qwen2/llama configs, not {cfg.model_type!r}")
@@ -59,6 +105,29 @@ class Qwen2Decoder:
         self.cos = (emb.cos() * scaling).to(self.dtype)
         self.sin = (emb.sin() * scaling).to(self.dtype)
         self.columns = torch.arange(max_len, device=self.device)
+        self.fused = fused if fused is not None else FusedWeights(model)
+        self.qkv_w, self.qkv_b = self.fused.qkv_w, self.fused.qkv_b
+        self.gate_up_w = self.fused.gate_up_w
+
+    def refresh_weights(self) -> None:
+        self.fused.refresh()
+
+    def _attend(self, q, i: int, allowed: torch.Tensor) -> torch.Tensor:
+        """[B, H, S, hd] queries against layer ``i``'s cache -> [B, S, H*hd]."""
+        B, H, S, hd = q.shape
+        k, v = self.k_cache[i], self.v_cache[i]
+        scale = 1.0 / math.sqrt(hd)
+        if S == 1:  # decode: the query heads of each kv head as one batched product
+            g = H // self.n_kv
+            qg = q.reshape(B, self.n_kv, g, hd)
+            scores = torch.matmul(qg, k.transpose(-1, -2)).float() * scale  # [B, kv, g, L]
+            scores = scores.masked_fill(~allowed, float("-inf"))  # allowed: [B, 1, 1, L]
+            probs = torch.softmax(scores, dim=-1).to(v.dtype)
+            return torch.matmul(probs, v).reshape(B, 1, H * hd)
+        out = F.scaled_dot_product_attention(
+            q, k, v, attn_mask=allowed, scale=scale, enable_gqa=H != self.n_kv
+        )
+        return out.transpose(1, 2).reshape(B, S, H * hd)
 
     def forward(
         self, ids: torch.Tensor, pos: torch.Tensor, start: torch.Tensor, valid: torch.Tensor
@@ -67,6 +136,7 @@ class Qwen2Decoder:
         ``start .. start+S-1``. ``ids``/``pos`` are [B, S]; ``valid`` [B, max_len] marks the
         columns a row may attend to (its non-padding history, these S columns included)."""
         B, S = ids.shape
+        H, KV, hd = self.n_heads, self.n_kv, self.head_dim
         cols = start + torch.arange(S, device=self.device)
         h = self.inner.embed_tokens(ids)
         cos, sin = self.cos[pos][:, None], self.sin[pos][:, None]  # [B, 1, S, hd]
@@ -78,81 +148,113 @@ class Qwen2Decoder:
         for i, layer in enumerate(self.inner.layers):
             attn = layer.self_attn
             x = _rms(h, layer.input_layernorm.weight, self.eps)
-            q = attn.q_proj(x).view(B, S, self.n_heads, self.head_dim).transpose(1, 2)
-            k = attn.k_proj(x).view(B, S, self.n_kv, self.head_dim).transpose(1, 2)
-            v = attn.v_proj(x).view(B, S, self.n_kv, self.head_dim).transpose(1, 2)
+            qkv = F.linear(x, self.qkv_w[i], self.qkv_b[i])
+            q, k, v = qkv.split((H * hd, KV * hd, KV * hd), dim=-1)
+            q = q.view(B, S, H, hd).transpose(1, 2)
+            k = k.view(B, S, KV, hd).transpose(1, 2)
+            v = v.view(B, S, KV, hd).transpose(1, 2)
             q = q * cos + _rotate_half(q) * sin
             k = k * cos + _rotate_half(k) * sin
             self.k_cache[i].index_copy_(2, cols, k)
             self.v_cache[i].index_copy_(2, cols, v)
-            out = F.scaled_dot_product_attention(
-                q,
-                self.k_cache[i],
-                self.v_cache[i],
-                attn_mask=allowed,
-                scale=1.0 / math.sqrt(self.head_dim),
-                enable_gqa=self.n_heads != self.n_kv,
-            )
-            h = h + attn.o_proj(out.transpose(1, 2).reshape(B, S, -1))
-            mlp = layer.mlp
+            h = h + attn.o_proj(self._attend(q, i, allowed))
             x = _rms(h, layer.post_attention_layernorm.weight, self.eps)
-            h = h + mlp.down_proj(F.silu(mlp.gate_proj(x)) * mlp.up_proj(x))
+            gate, up = F.linear(x, self.gate_up_w[i]).chunk(2, dim=-1)
+            h = h + layer.mlp.down_proj(F.silu(gate) * up)
         h = _rms(h[:, -1], self.inner.norm.weight, self.eps)
         return self.model.lm_head(h)
+
+
+@dataclass
+class _Slot:
+    """A decoder, its static buffers and (on CUDA) its captured graph, for one shape bucket."""
+
+    decoder: Qwen2Decoder
+    static: dict[str, torch.Tensor]
+    step_fn: Callable[[dict[str, torch.Tensor]], None]
+    graph: torch.cuda.CUDAGraph | None = None
+
+
+def _round_up(n: int, multiple: int) -> int:
+    return -(-n // multiple) * multiple
 
 
 class FastGenerator:
     """Sampling with ``Qwen2Decoder``: eager prefill, then one replayed CUDA graph per token.
 
     The whole decode step lives in the graph: sample from the current logits (exponential race,
-    ``argmax(p / E)`` with ``E ~ Exp(1)`` drawn from the seeded generator outside the graph),
-    record the token and its log-prob, then run the model on it for the next logits.
+    ``argmax(p / E)`` with ``E ~ Exp(1)``: a chunk of noise is drawn from the seeded generator
+    outside the graph, and each step reads its own row), record the token and its log-prob,
+    then run the model on it for the next logits. ``compile=True`` fuses the step with
+    ``torch.compile`` before capture (worth it for long generations of stable shape; every new
+    shape bucket compiles again).
+
+    Shapes are bucketed so that multi-turn rollouts, whose batch shrinks and whose prompts grow
+    from turn to turn, reuse a few graphs: the batch is padded to a power of two (padding rows
+    copy the first prompt, start finished and are dropped), the cache length to a multiple of
+    ``length_bucket``. The last ``max_cached`` buckets are kept.
     """
 
+    chunk = 16  # steps per noise draw and per host check of "every row finished"
+    length_bucket = 128
+    max_cached = 6
+
     def __init__(
-        self, model: torch.nn.Module, eos_id: int, pad_id: int, use_graph: bool | None = None
+        self,
+        model: torch.nn.Module,
+        eos_id: int,
+        pad_id: int,
+        use_graph: bool | None = None,
+        compile: bool = False,
     ) -> None:
         self.model = model.eval()
         self.eos_id, self.pad_id = eos_id, pad_id
         device = next(model.parameters()).device
         self.use_graph = device.type == "cuda" if use_graph is None else use_graph
-        self._decoder: Qwen2Decoder | None = None
-        self._static: dict[str, torch.Tensor] | None = None
-        self._graph = None
-        self.chunk = 16  # steps per noise draw and per host check of "every row finished"
+        self.compile = compile
+        self._fused: FusedWeights | None = None
+        self._slots: OrderedDict[tuple[int, int, int], _Slot] = OrderedDict()
 
-    def _buffers(self, batch: int, max_len: int, max_new: int) -> dict[str, torch.Tensor]:
-        d = self._decoder
-        if (
-            d is None
-            or d.batch != batch
-            or d.max_len < max_len
-            or self._static is None
-            or (self._static["tokens"].shape[1] < max_new)
-        ):
-            d = self._decoder = Qwen2Decoder(self.model, batch, max_len)
-            vocab = self.model.config.vocab_size
-            z = {"device": d.device}
-            self._static = {
-                "logits": torch.zeros((batch, vocab), dtype=d.dtype, **z),
-                "noise": torch.ones((batch, vocab), dtype=torch.float32, **z),
-                "inv_temp": torch.ones((), dtype=torch.float32, **z),
-                "pos": torch.zeros((batch, 1), dtype=torch.long, **z),
-                "col": torch.zeros((), dtype=torch.long, **z),
-                "step": torch.zeros((), dtype=torch.long, **z),
-                "valid": torch.zeros((batch, d.max_len), dtype=torch.bool, **z),
-                "done": torch.zeros((batch,), dtype=torch.bool, **z),
-                "tokens": torch.zeros((batch, max_new), dtype=torch.long, **z),
-                "logps": torch.zeros((batch, max_new), dtype=torch.float32, **z),
-            }
-            self._graph = None
-        return self._static
+    def _slot(self, batch: int, max_len: int, max_new: int) -> _Slot:
+        key = (batch, max_len, max_new)
+        if key in self._slots:
+            self._slots.move_to_end(key)
+            return self._slots[key]
+        if self._fused is None:
+            self._fused = FusedWeights(self.model)
+        d = Qwen2Decoder(self.model, batch, max_len, self._fused)
+        vocab = self.model.config.vocab_size
+        z = {"device": d.device}
+        static = {
+            "logits": torch.zeros((batch, vocab), dtype=d.dtype, **z),
+            "noise": torch.ones((self.chunk, batch, vocab), dtype=torch.float32, **z),
+            "inv_temp": torch.ones((), dtype=torch.float32, **z),
+            "pos": torch.zeros((batch, 1), dtype=torch.long, **z),
+            "col": torch.zeros((), dtype=torch.long, **z),
+            "step": torch.zeros((), dtype=torch.long, **z),
+            "valid": torch.zeros((batch, max_len), dtype=torch.bool, **z),
+            "done": torch.zeros((batch,), dtype=torch.bool, **z),
+            "tokens": torch.zeros((batch, max_new), dtype=torch.long, **z),
+            "logps": torch.zeros((batch, max_new), dtype=torch.float32, **z),
+        }
 
-    def _step(self, s: dict[str, torch.Tensor]) -> None:
+        def step(st: dict[str, torch.Tensor]) -> None:
+            self._step(d, st)
+
+        fn = torch.compile(step, fullgraph=True, dynamic=False) if self.compile else step
+        slot = _Slot(d, static, fn)
+        if self.use_graph:
+            self._capture(slot)
+        self._slots[key] = slot
+        while len(self._slots) > self.max_cached:
+            self._slots.popitem(last=False)
+        return slot
+
+    def _step(self, d: Qwen2Decoder, s: dict[str, torch.Tensor]) -> None:
         """Sample from ``logits``, record, and compute the logits of the next position."""
-        d = self._decoder
+        noise = s["noise"].index_select(0, torch.remainder(s["step"], self.chunk).view(1))[0]
         logp = torch.log_softmax(s["logits"].float() * s["inv_temp"], dim=-1)
-        sample = torch.argmax(logp - torch.log(s["noise"]), dim=-1)
+        sample = torch.argmax(logp - torch.log(noise), dim=-1)
         sample = torch.where(s["done"], torch.full_like(sample, self.pad_id), sample)
         at = s["step"].view(1)
         s["tokens"].index_copy_(1, at, sample[:, None])
@@ -164,20 +266,22 @@ class FastGenerator:
         s["col"].add_(1)
         s["step"].add_(1)
 
-    def _capture(self, s: dict[str, torch.Tensor]) -> None:
+    @staticmethod
+    def _capture(slot: _Slot) -> None:
+        s = slot.static
         saved = {k: v.clone() for k, v in s.items()}
         stream = torch.cuda.Stream()
         stream.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(stream):
-            for _ in range(2):  # warm-up outside the graph
-                self._step(s)
+            for _ in range(3):  # warm-up (and compilation) outside the graph
+                slot.step_fn(s)
         torch.cuda.current_stream().wait_stream(stream)
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
-            self._step(s)
+            slot.step_fn(s)
         for k, v in saved.items():
             s[k].copy_(v)
-        self._graph = graph
+        slot.graph = graph
 
     @torch.no_grad()
     def generate(
@@ -188,12 +292,14 @@ class FastGenerator:
         if temperature <= 0:
             raise ValueError("temperature must be > 0 (sampling with recorded log-probs)")
         B, W = len(prompts), max(len(p) for p in prompts)
-        s = self._buffers(B, W + max_new_tokens, max_new_tokens)
-        d = self._decoder
-        if self.use_graph and self._graph is None:
-            self._capture(s)
-        ids, mask, pos = left_padded(prompts, self.pad_id, d.device)
-        valid = torch.zeros((B, d.max_len), dtype=torch.bool, device=d.device)
+        batch = 1 << (B - 1).bit_length()
+        new = _round_up(max_new_tokens, self.chunk)
+        slot = self._slot(batch, _round_up(W + new, self.length_bucket), new)
+        d, s = slot.decoder, slot.static
+        d.refresh_weights()
+        rows = prompts + [prompts[0]] * (batch - B)
+        ids, mask, pos = left_padded(rows, self.pad_id, d.device)
+        valid = torch.zeros((batch, d.max_len), dtype=torch.bool, device=d.device)
         valid[:, :W] = mask.bool()
         s["valid"].copy_(valid)
         s["logits"].copy_(d.forward(ids, pos, torch.tensor(0, device=d.device), valid))
@@ -201,21 +307,20 @@ class FastGenerator:
         s["col"].fill_(W)
         s["step"].zero_()
         s["done"].zero_()
+        s["done"][B:] = True  # padding rows
         s["inv_temp"].fill_(1.0 / temperature)
         gen = torch.Generator(device=d.device)
         gen.manual_seed(seed)
         steps = 0
         while steps < max_new_tokens:
             n = min(self.chunk, max_new_tokens - steps)
-            noise = torch.empty((n, B, s["noise"].shape[1]), device=d.device)
-            noise.exponential_(generator=gen)
-            for i in range(n):
-                s["noise"].copy_(noise[i])
-                if self._graph is not None:
-                    self._graph.replay()
+            s["noise"].exponential_(generator=gen)
+            for _ in range(n):
+                if slot.graph is not None:
+                    slot.graph.replay()
                 else:
-                    self._step(s)
+                    slot.step_fn(s)
             steps += n
-            if bool(s["done"].all()):
+            if bool(s["done"][:B].all()):
                 break
-        return collect_outputs(s["tokens"][:, :steps], s["logps"][:, :steps], self.eos_id)
+        return collect_outputs(s["tokens"][:B, :steps], s["logps"][:B, :steps], self.eos_id)

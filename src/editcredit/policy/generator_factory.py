@@ -23,25 +23,53 @@ BACKENDS = ("transformers", "fast", "vllm")
 
 
 @dataclass(frozen=True)
+class FastSettings:
+    """The config block ``generation.fast``."""
+
+    compile: bool = True
+    """Fuse the decode step with ``torch.compile`` before its CUDA graph is captured (a one-off
+    compilation of tens of seconds per process; the same numbers up to float rounding)."""
+
+    @classmethod
+    def from_config(cls, cfg: Mapping[str, Any] | None) -> FastSettings:
+        cfg = dict(cfg or {})
+        unknown = sorted(set(cfg) - {"compile"})
+        if unknown:
+            raise ValueError(f"config generation.fast: unknown keys {unknown}; known compile")
+        value = cfg.get("compile", True)
+        if not isinstance(value, bool):
+            raise ValueError(f"config generation.fast.compile: {value!r} is not a boolean")
+        return cls(compile=value)
+
+
+@dataclass(frozen=True)
 class GenerationSettings:
     """The config block ``generation``."""
 
     backend: str = "transformers"
     """'transformers' (CPU or GPU, the default), 'fast' (transformers weights, static KV cache and
     a CUDA graph per token on GPU; Qwen2/Llama) or 'vllm' (GPU, for scale)."""
+    fast: FastSettings = field(default_factory=FastSettings)
+    """Settings of the fast backend."""
     vllm: VLLMSettings = field(default_factory=VLLMSettings)
     """Engine settings of the vLLM backend (ignored by transformers)."""
 
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any] | None) -> GenerationSettings:
         cfg = dict(cfg or {})
-        unknown = sorted(set(cfg) - {"backend", "vllm"})
+        unknown = sorted(set(cfg) - {"backend", "fast", "vllm"})
         if unknown:
-            raise ValueError(f"config generation: unknown keys {unknown}; known backend, vllm")
+            raise ValueError(
+                f"config generation: unknown keys {unknown}; known backend, fast, vllm"
+            )
         backend = cfg.get("backend", "transformers")
         if backend not in BACKENDS:
             raise ValueError(f"config generation.backend: {backend!r} is not one of {BACKENDS}")
-        return cls(backend=backend, vllm=VLLMSettings.from_config(cfg.get("vllm")))
+        return cls(
+            backend=backend,
+            fast=FastSettings.from_config(cfg.get("fast")),
+            vllm=VLLMSettings.from_config(cfg.get("vllm")),
+        )
 
 
 def load_hf_model(model_dir: str | Path, device: torch.device | str) -> torch.nn.Module:
@@ -62,6 +90,7 @@ def make_generator(
     pad_id: int,
     model: torch.nn.Module | None = None,
     vllm: VLLMSettings | Mapping[str, Any] | None = None,
+    fast: FastSettings | Mapping[str, Any] | None = None,
 ) -> Generator:
     """A generator of ``backend`` for the weights of ``model_dir``.
 
@@ -80,7 +109,8 @@ def make_generator(
 
         if model is None:
             model = load_hf_model(model_dir, device)
-        return FastGenerator(model, eos_id, pad_id)
+        settings = fast if isinstance(fast, FastSettings) else FastSettings.from_config(fast)
+        return FastGenerator(model, eos_id, pad_id, compile=settings.compile)
     if backend == "vllm":
         if device.type != "cuda":
             raise ValueError(
@@ -113,5 +143,6 @@ def load_generator(
         eos_id=chat.eos,
         pad_id=chat.pad,
         vllm=settings.vllm,
+        fast=settings.fast,
     )
     return generator, chat

@@ -59,6 +59,8 @@ METRICS_SCHEMA = pa.schema(
         ("seconds_rollout", _F),
         ("seconds_counterfactual", _F),
         ("seconds_update", _F),
+        ("update_tokens", pa.int64()),
+        ("update_model_flops", _F),
         ("alerts", pa.string()),
     ]
 )

@@ -93,6 +93,7 @@ class RolloutWorker:
             pad_id=self.chat.pad,
             model=self.model,
             vllm=settings.vllm,
+            fast=settings.fast,
         )
         self.rollout = RolloutConfig(**agent_cfg)
         self.reward_cfg = reward_cfg

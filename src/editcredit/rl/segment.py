@@ -47,7 +47,9 @@ def _rate(rows: list[dict[str, Any]], pred) -> float:
     return sum(1 for r in rows if pred(r)) / len(rows) if rows else math.nan
 
 
-def step_metrics(run, step, rows, credit, update, seconds, alerts) -> dict[str, Any]:
+def step_metrics(run, step, rows, credit, update, seconds, alerts, parameters) -> dict[str, Any]:
+    """One row of metrics.parquet. ``update_model_flops`` counts 6 x parameters x the tokens
+    through the update (forward and backward), the usual numerator of model FLOPs utilisation."""
     live = [r for r in rows if not r["masked"]]
     return {
         "run": run,
@@ -71,6 +73,8 @@ def step_metrics(run, step, rows, credit, update, seconds, alerts) -> dict[str, 
         "seconds_rollout": seconds["rollout"] + seconds["grading"],
         "seconds_counterfactual": seconds["counterfactual"],
         "seconds_update": seconds["update"],
+        "update_tokens": int(update["tokens"]),
+        "update_model_flops": 6.0 * parameters * update["tokens"],
         "alerts": json.dumps(alerts),
     }
 
@@ -98,6 +102,7 @@ def train_segment(
     if opt_state is not None:
         optimizer.load_state_dict(opt_state)
     initial = {k: v.detach().clone() for k, v in model.named_parameters()}  # tied: once
+    parameters = sum(v.numel() for v in initial.values())
     cursor = DataCursor.from_dict(state["cursor"]) if state else DataCursor(cfg.seed)
     monitor = HealthMonitor(
         int(health_cfg["unavailable_streak"]),
@@ -162,7 +167,7 @@ def train_segment(
         alerts = monitor.observe(attempted)
         for alert in alerts:
             log(f"ALERT {spec.run} step {step}: {alert}")
-        m = step_metrics(spec.run, step, rows, credit, update, seconds, alerts)
+        m = step_metrics(spec.run, step, rows, credit, update, seconds, alerts, parameters)
         log(
             f"{spec.run} step {step}: reward {m['reward_mean']:.3f} pass {m['pass_rate']:.2f} "
             f"entropy {m['entropy']:.3f} grad {m['grad_norm']:.3f} CF {m['cf_available']}/"

@@ -67,12 +67,13 @@ def policy_update(
     optimizer.zero_grad(set_to_none=True)
     total_loss = entropy_sum = tv_masked = 0.0
     n_valid = float(valid.sum())
-    micro_batches = 0
+    micro_batches = tokens = 0
     for start in range(0, len(sequences), micro_batch_size):
         batch = sequences[start : start + micro_batch_size]
         if not any(s.valid.any() for s in batch):
             continue
         micro_batches += 1
+        tokens += sum(len(s.token_ids) for s in batch)
         w = max(len(s.token_ids) for s in batch)
         ids = _pad([s.token_ids for s in batch], w, 0, torch.long).to(device)
         attn = _pad([[1] * len(s.token_ids) for s in batch], w, 0, torch.long).to(device)
@@ -108,4 +109,5 @@ def policy_update(
         "micro_batches": micro_batches,
         "tv_masked_fraction": tv_masked / n_valid if n_valid else 0.0,
         "valid_tokens": n_valid,
+        "tokens": tokens,  # sequence tokens through the forward and backward passes
     }
