@@ -10,6 +10,7 @@ Training: one ``policy_update`` step (bf16 autocast, fp32 weights) on 64 sequenc
 model FLOPs utilisation (6 x parameters x tokens) against the H200's bf16 peak.
 
     python benchmarks/bench_gpu_generation.py [--configs 57M,210M,646M] [--out DIR]
+        [--skip-training]
 """
 
 from __future__ import annotations
@@ -180,6 +181,7 @@ def main() -> None:
     ap.add_argument("--prompt", type=int, default=128)
     ap.add_argument("--new", type=int, default=256)
     ap.add_argument("--out", default="benchmarks/out")
+    ap.add_argument("--skip-training", action="store_true", help="generation only")
     args = ap.parse_args()
     name_of = torch.cuda.get_device_name() if DEVICE == "cuda" else "cpu"
     results = {
@@ -196,9 +198,10 @@ def main() -> None:
         del model
         if DEVICE == "cuda":
             torch.cuda.empty_cache()
-        row.update(
-            {f"{k}": v for k, v in bench_training(name, 64, 512).items() if k != "parameters"}
-        )
+        if not args.skip_training:
+            row.update(
+                {k: v for k, v in bench_training(name, 64, 512).items() if k != "parameters"}
+            )
         results["configs"][name] = row
         print(name, json.dumps(row, indent=1), flush=True)
     out = Path(args.out)

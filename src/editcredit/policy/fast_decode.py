@@ -164,6 +164,45 @@ class Qwen2Decoder:
         h = _rms(h[:, -1], self.inner.norm.weight, self.eps)
         return self.model.lm_head(h)
 
+    def decode(
+        self, ids: torch.Tensor, pos: torch.Tensor, valid: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """One new token per row, without writing the cache: logits [B, V] and the new K and V
+        of every layer ([layers, B, kv, 1, hd], for one batched cache write by the caller).
+        ``valid`` [B, max_len] marks the history a row attends to (not the new column). Pure,
+        so ``torch.compile`` can fuse it whole."""
+        B = ids.shape[0]
+        H, KV, hd = self.n_heads, self.n_kv, self.head_dim
+        g, scale = H // KV, 1.0 / math.sqrt(hd)
+        h = self.inner.embed_tokens(ids)  # [B, 1, D]
+        cos, sin = self.cos[pos][:, None], self.sin[pos][:, None]  # [B, 1, 1, hd]
+        hidden = ~valid[:, None, None, :]  # [B, 1, 1, L]
+        new_k, new_v = [], []
+        for i, layer in enumerate(self.inner.layers):
+            x = _rms(h, layer.input_layernorm.weight, self.eps)
+            qkv = F.linear(x, self.qkv_w[i], self.qkv_b[i])
+            q, k, v = qkv.split((H * hd, KV * hd, KV * hd), dim=-1)
+            q = q.view(B, 1, H, hd).transpose(1, 2)
+            k = k.view(B, 1, KV, hd).transpose(1, 2)
+            v = v.view(B, 1, KV, hd).transpose(1, 2)  # [B, kv, 1, hd]
+            q = q * cos + _rotate_half(q) * sin
+            k = k * cos + _rotate_half(k) * sin
+            new_k.append(k)
+            new_v.append(v)
+            qg = q.reshape(B, KV, g, hd)
+            old = torch.matmul(qg, self.k_cache[i].transpose(-1, -2)).float() * scale
+            old = old.masked_fill(hidden, float("-inf"))  # [B, kv, g, L]
+            own = (qg.float() * k.float()).sum(-1, keepdim=True) * scale  # [B, kv, g, 1]
+            probs = torch.softmax(torch.cat([old, own], dim=-1), dim=-1)
+            out = torch.matmul(probs[..., :-1].to(v.dtype), self.v_cache[i])
+            out = out + probs[..., -1:].to(v.dtype) * v
+            h = h + layer.self_attn.o_proj(out.reshape(B, 1, H * hd))
+            x = _rms(h, layer.post_attention_layernorm.weight, self.eps)
+            gate, up = F.linear(x, self.gate_up_w[i]).chunk(2, dim=-1)
+            h = h + layer.mlp.down_proj(F.silu(gate) * up)
+        h = _rms(h[:, -1], self.inner.norm.weight, self.eps)
+        return self.model.lm_head(h), torch.stack(new_k), torch.stack(new_v)
+
 
 @dataclass
 class _Slot:
@@ -238,11 +277,17 @@ class FastGenerator:
             "logps": torch.zeros((batch, max_new), dtype=torch.float32, **z),
         }
 
-        def step(st: dict[str, torch.Tensor]) -> None:
-            self._step(d, st)
+        def sample_and_decode(st: dict[str, torch.Tensor]):
+            return self._sample_and_decode(d, st)
 
-        fn = torch.compile(step, fullgraph=True, dynamic=False) if self.compile else step
-        slot = _Slot(d, static, fn)
+        pure = sample_and_decode
+        if self.compile:
+            pure = torch.compile(sample_and_decode, fullgraph=True, dynamic=False)
+
+        def step(st: dict[str, torch.Tensor]) -> None:
+            self._record(d, st, *pure(st))
+
+        slot = _Slot(d, static, step)
         if self.use_graph:
             self._capture(slot)
         self._slots[key] = slot
@@ -250,18 +295,25 @@ class FastGenerator:
             self._slots.popitem(last=False)
         return slot
 
-    def _step(self, d: Qwen2Decoder, s: dict[str, torch.Tensor]) -> None:
-        """Sample from ``logits``, record, and compute the logits of the next position."""
+    def _sample_and_decode(self, d: Qwen2Decoder, s: dict[str, torch.Tensor]):
+        """Sample from ``logits`` and run the model on the samples (pure: writes nothing)."""
         noise = s["noise"].index_select(0, torch.remainder(s["step"], self.chunk).view(1))[0]
         logp = torch.log_softmax(s["logits"].float() * s["inv_temp"], dim=-1)
         sample = torch.argmax(logp - torch.log(noise), dim=-1)
         sample = torch.where(s["done"], torch.full_like(sample, self.pad_id), sample)
-        at = s["step"].view(1)
+        logits, new_k, new_v = d.decode(sample[:, None], s["pos"], s["valid"])
+        return sample, logp.gather(-1, sample[:, None]), logits, new_k, new_v
+
+    def _record(self, d: Qwen2Decoder, s, sample, logp, logits, new_k, new_v) -> None:
+        """Write the step's results into the static buffers and the cache."""
+        at, col = s["step"].view(1), s["col"].view(1)
         s["tokens"].index_copy_(1, at, sample[:, None])
-        s["logps"].index_copy_(1, at, logp.gather(-1, sample[:, None]))
+        s["logps"].index_copy_(1, at, logp)
         s["done"].logical_or_(sample == self.eos_id)
-        s["valid"].index_fill_(1, s["col"].view(1), True)
-        s["logits"].copy_(d.forward(sample[:, None], s["pos"], s["col"], s["valid"]))
+        d.k_cache.index_copy_(3, col, new_k)
+        d.v_cache.index_copy_(3, col, new_v)
+        s["valid"].index_fill_(1, col, True)
+        s["logits"].copy_(logits)
         s["pos"].add_(1)
         s["col"].add_(1)
         s["step"].add_(1)
