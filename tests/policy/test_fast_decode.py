@@ -158,3 +158,12 @@ def test_graph_replay_on_gpu_records_the_models_logprobs(model, compile):
         got = torch.tensor(out.logprobs)
         want = ref[len(prompt) - 1 : len(seq) - 1].gather(-1, torch.tensor(out.token_ids)[:, None])
         torch.testing.assert_close(got, want.squeeze(-1), atol=2e-4, rtol=0)
+
+
+def test_decoding_under_autocast_writes_the_cache_in_its_own_dtype(model):
+    """A training job generates with its fp32 policy under bf16 autocast (as on GPU)."""
+    gen = FastGenerator(model, EOS, PAD, use_graph=False)
+    with torch.autocast("cpu", torch.bfloat16):
+        outs = gen.generate(PROMPTS, 6, 1.0, seed=2)
+    assert [len(o.token_ids) for o in outs] and all(o.logprobs for o in outs)
+    _assert_logprobs_match_hf(model, PROMPTS, outs, 1.0, abs_tol=0.1)
