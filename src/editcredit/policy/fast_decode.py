@@ -336,8 +336,16 @@ class FastGenerator:
             s[k].copy_(v)
         slot.graph = graph
 
-    @torch.no_grad()
     def generate(
+        self, prompts: list[list[int]], max_new_tokens: int, temperature: float, seed: int
+    ) -> list[GenerationOutput]:
+        """Decode in the model's own dtype: an enclosing autocast is switched off, since its
+        cached weight casts would be freed under a captured graph that still reads them."""
+        device = next(self.model.parameters()).device
+        with torch.no_grad(), torch.autocast(device.type, enabled=False):
+            return self._generate(prompts, max_new_tokens, temperature, seed)
+
+    def _generate(
         self, prompts: list[list[int]], max_new_tokens: int, temperature: float, seed: int
     ) -> list[GenerationOutput]:
         if not prompts:
