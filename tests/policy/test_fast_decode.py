@@ -12,8 +12,7 @@ from editcredit.policy.fast_decode import FastGenerator, Qwen2Decoder
 PAD, EOS = 0, 1
 
 
-@pytest.fixture(scope="module")
-def model():
+def _tiny() -> torch.nn.Module:
     return tiny_qwen2(
         vocab_size=97,
         hidden_size=64,
@@ -23,7 +22,12 @@ def model():
         num_key_value_heads=2,
         pad_token_id=PAD,
         eos_token_id=EOS,
-    ).eval()
+    )
+
+
+@pytest.fixture(scope="module")
+def model():
+    return _tiny().eval()
 
 
 PROMPTS = [[5, 6, 7, 8, 9, 10], [11, 12, 13], [14, 15, 16, 17]]
@@ -89,16 +93,7 @@ def _assert_logprobs_match_hf(model, prompts, outs, temperature, abs_tol=1e-4):
 def test_weights_changed_between_calls_are_the_weights_decoded(model):
     """The fused projection buffers follow the model: a policy updated in place between two
     calls (as in training) is decoded with its new weights, not a stale copy."""
-    changed = tiny_qwen2(
-        vocab_size=97,
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        pad_token_id=PAD,
-        eos_token_id=EOS,
-    ).eval()
+    changed = _tiny().eval()
     changed.load_state_dict(model.state_dict())
     gen = FastGenerator(changed, EOS, PAD, use_graph=False)
     gen.generate(PROMPTS, 4, 1.0, seed=1)
@@ -133,31 +128,19 @@ def test_shape_buckets_are_reused_across_turns(model):
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graph replay needs a GPU")
-@pytest.mark.parametrize("compile", [False, True])
-def test_graph_replay_on_gpu_records_the_models_logprobs(model, compile):
-    gpu = tiny_qwen2(
-        vocab_size=97,
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        pad_token_id=PAD,
-        eos_token_id=EOS,
-    )
+@pytest.mark.parametrize(("compile", "autocast"), [(False, False), (True, False), (False, True)])
+def test_graph_replay_on_gpu_records_the_models_logprobs(model, compile, autocast):
+    """Graph replay (compiled or not) records the model's log-probs; under a training job's
+    autocast too (its cached weight casts must not be what the graph reads)."""
+    gpu = _tiny()
     gpu.load_state_dict(model.state_dict())
     gpu = gpu.cuda().eval()
     gen = FastGenerator(gpu, EOS, PAD, compile=compile)
-    outs = gen.generate(PROMPTS, 20, 0.8, seed=5)
+    for _ in range(2):  # the second call replays a graph captured in an exited autocast
+        with torch.autocast("cuda", torch.bfloat16, enabled=autocast):
+            outs = gen.generate(PROMPTS, 20, 0.8, seed=5)
     assert all(slot.graph is not None for slot in gen._slots.values())
-    for prompt, out in zip(PROMPTS, outs, strict=True):
-        seq = prompt + out.token_ids
-        with torch.no_grad():
-            logits = model(input_ids=torch.tensor([seq])).logits[0]
-        ref = torch.log_softmax(logits.float() / 0.8, -1)
-        got = torch.tensor(out.logprobs)
-        want = ref[len(prompt) - 1 : len(seq) - 1].gather(-1, torch.tensor(out.token_ids)[:, None])
-        torch.testing.assert_close(got, want.squeeze(-1), atol=2e-4, rtol=0)
+    _assert_logprobs_match_hf(model, PROMPTS, outs, 0.8, abs_tol=2e-4)
 
 
 def test_decoding_under_autocast_writes_the_cache_in_its_own_dtype(model):
