@@ -5,9 +5,11 @@ kernel launches. This backend reads the weights of an ordinary HF Qwen2/Llama mo
 preallocated KV cache of fixed shape, and replays a captured CUDA graph for every new token.
 The decode step is cut to few kernels: the q/k/v and gate/up projections run as one matrix
 product each (their weights concatenated into buffers refreshed from the model at every call,
-so a policy updated between calls is decoded with its current weights), the one-token attention
-is two batched products over the grouped cache, and with ``compile=True`` the elementwise work
-(norms, rotary, activation, sampling) is fused by ``torch.compile`` before the graph is captured.
+so a policy updated between calls is decoded with its current weights); the one-token step is
+pure (the new token attends to the grouped cache and to itself, and returns its K/V), so with
+``compile=True`` ``torch.compile`` fuses it whole before the graph is captured; the caches of all
+layers are then written by one batched copy. Decoding runs in the model's own dtype (an
+enclosing autocast is switched off).
 On CPU (or with ``use_graph=False``) the same code runs eagerly, which is how its exactness is
 tested against the HF forward.
 
