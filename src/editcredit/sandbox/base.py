@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from editcredit.data.task import Task
 from editcredit.sandbox.observations import Observations, read_observations
-from editcredit.sandbox.workspace import materialize
+from editcredit.sandbox.workspace import PatchOutcome, materialize
 
 GUEST_DIR = Path(__file__).parent / "guest"
 RunStatus = Literal["finished", "timeout", "sandbox_died", "no_report", "not_run"]
@@ -95,9 +95,8 @@ class Sandbox(ABC):
         job = Path(tempfile.mkdtemp(prefix="job-", dir=self._job_root()))
         try:
             tree, out = job / "tree", job / "out"
-            tree.mkdir()
             out.mkdir()
-            outcome = materialize(task, patch, tree)
+            outcome = self._materialize(task, patch, tree)
             if not outcome.applied:
                 return self._report(
                     task,
@@ -115,7 +114,7 @@ class Sandbox(ABC):
             request = RunRequest(
                 tree, out, list(task.test_paths), task.timeout_s * self.timeout_factor, nonce
             )
-            result = self._run(request)
+            result = self._run_task(task, request)
             observations = read_observations(out / "observations.jsonl", nonce)
             status = result.status
             if status == "finished" and not observations.started:
@@ -155,6 +154,21 @@ class Sandbox(ABC):
 
     def _job_root(self) -> Path:
         return self._scratch
+
+    def _materialize(self, task: Task, patch: str, tree: Path) -> PatchOutcome:
+        """Build the workspace ``tree`` (not yet existing); backends with other task sources
+        (a per-instance image) override this."""
+        if task.image is not None:
+            raise SandboxError(
+                f"task {task.instance_id} lives in the image {task.image}; the {self.name} "
+                "backend cannot run images (sandbox.backend: docker)"
+            )
+        tree.mkdir()
+        return materialize(task, patch, tree)
+
+    def _run_task(self, task: Task, request: RunRequest) -> RunResult:
+        """Run ``task``'s tests on the prepared workspace (a per-instance image overrides)."""
+        return self._run(request)
 
     def _prepare_permissions(self, job: Path) -> None:  # noqa: B027 - optional hook
         """Hook for backends whose test process runs as another user."""

@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets
 import shutil
 import stat
 import tempfile
@@ -38,11 +37,9 @@ from editcredit.sandbox.base import (
     RunResult,
     Sandbox,
     SandboxError,
-    SandboxReport,
     result_from_out_dir,
 )
-from editcredit.sandbox.observations import Observations, read_observations
-from editcredit.sandbox.workspace import materialize_from_base
+from editcredit.sandbox.workspace import PatchOutcome, materialize_from_base
 
 if TYPE_CHECKING:
     from editcredit.sandbox.image import ImageTrees
@@ -177,35 +174,15 @@ class DockerSandbox(Sandbox):
             self._trees = ImageTrees(self._client)
         return self._trees
 
-    def grade(self, task: Task, patch: str) -> SandboxReport:
+    def _materialize(self, task: Task, patch: str, tree: Path) -> PatchOutcome:
         if task.image is None:
-            return super().grade(task, patch)
-        start = time.monotonic()
-        base = self.trees.get(task.image, task.workdir)
-        job = Path(tempfile.mkdtemp(prefix="job-", dir=self._job_root()))
-        try:
-            tree, out = job / "tree", job / "out"
-            out.mkdir()
-            outcome = materialize_from_base(task, patch, tree, base)
-            applied, error, dropped = outcome.applied, outcome.error, outcome.dropped_paths
-            if not applied:
-                empty = Observations(started=False, finished=False)
-                return self._report(task, start, False, error, dropped, "not_run", empty, None, "")
-            nonce = secrets.token_hex(16)
-            self._prepare_permissions(job)
-            timeout = task.timeout_s * self.timeout_factor
-            request = RunRequest(tree, out, list(task.test_paths), timeout, nonce)
-            result = self._run_fresh(request, image=task.image, workdir=task.workdir)
-            observations = read_observations(out / "observations.jsonl", nonce)
-            status = result.status
-            if status == "finished" and not observations.started:
-                status = "no_report"
-            return self._report(
-                task, start, True, "", dropped, status, observations, result.exit_code,
-                result.log_tail,
-            )  # fmt: skip
-        finally:
-            self._discard(job)
+            return super()._materialize(task, patch, tree)
+        return materialize_from_base(task, patch, tree, self.trees.get(task.image, task.workdir))
+
+    def _run_task(self, task: Task, request: RunRequest) -> RunResult:
+        if task.image is None:
+            return super()._run_task(task, request)
+        return self._run_fresh(request, image=task.image, workdir=task.workdir)
 
     # -- runs -----------------------------------------------------------------------------
     def _discard(self, job: Path) -> None:
