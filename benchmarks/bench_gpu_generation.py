@@ -10,7 +10,7 @@ Training: one ``policy_update`` step (bf16 autocast, fp32 weights) on 64 sequenc
 model FLOPs utilisation (6 x parameters x tokens) against the H200's bf16 peak.
 
     python benchmarks/bench_gpu_generation.py [--configs 57M,210M,646M] [--out DIR]
-        [--skip-training]
+        [--skip-training] [--profile]
 """
 
 from __future__ import annotations
@@ -174,6 +174,25 @@ def bench_training(model_bf16_name: str, batch: int, seq_len: int) -> dict:
     }
 
 
+def profile_decode_step(model, batch: int, prompt_len: int, steps: int = 32) -> str:
+    """Where a decode step's time goes: the compiled step run eagerly (no graph, so every kernel
+    is visible to the profiler) over ``steps`` tokens, kernels sorted by their device time."""
+    from torch.profiler import ProfilerActivity, profile
+
+    g = torch.Generator().manual_seed(2)
+    plist = torch.randint(2, VOCAB, (batch, prompt_len), generator=g).tolist()
+    fast = FastGenerator(model, -1, 0, use_graph=False, compile=True)
+    fast.generate(plist, steps, 1.0, 0)  # compile outside the profile
+    activities = [ProfilerActivity.CPU]
+    if DEVICE == "cuda":
+        activities.append(ProfilerActivity.CUDA)
+    with profile(activities=activities) as prof:
+        fast.generate(plist, steps, 1.0, 1)
+        _sync()
+    key = "self_cuda_time_total" if DEVICE == "cuda" else "self_cpu_time_total"
+    return prof.key_averages().table(sort_by=key, row_limit=40)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--configs", default="57M,210M,646M")
@@ -182,6 +201,9 @@ def main() -> None:
     ap.add_argument("--new", type=int, default=256)
     ap.add_argument("--out", default="benchmarks/out")
     ap.add_argument("--skip-training", action="store_true", help="generation only")
+    ap.add_argument(
+        "--profile", action="store_true", help="also write a kernel table of the decode step"
+    )
     args = ap.parse_args()
     name_of = torch.cuda.get_device_name() if DEVICE == "cuda" else "cpu"
     results = {
@@ -195,6 +217,10 @@ def main() -> None:
         model = build(name).to(DEVICE, DTYPE).eval()
         row = {"parameters": sum(p.numel() for p in model.parameters())}
         row.update(bench_generation(model, args.batch, args.prompt, args.new))
+        if args.profile:
+            table = profile_decode_step(model, args.batch, args.prompt)
+            Path(args.out).mkdir(parents=True, exist_ok=True)
+            (Path(args.out) / f"decode_profile_{name}.txt").write_text(table + "\n")
         del model
         if DEVICE == "cuda":
             torch.cuda.empty_cache()
