@@ -151,3 +151,11 @@ def test_decoding_under_autocast_writes_the_cache_in_its_own_dtype(model):
         outs = gen.generate(PROMPTS, 6, 1.0, seed=2)
     assert [len(o.token_ids) for o in outs] and all(o.logprobs for o in outs)
     _assert_logprobs_match_hf(model, PROMPTS, outs, 1.0)
+
+
+@pytest.mark.parametrize("prompts", [[[5], [7]], [[5], [7, 8, 9]], [[4, 5, 6]]])
+def test_short_and_ragged_prompts(model, prompts):
+    """One-token prompts (a prefill of width 1) and ragged batches record the model's
+    log-probs."""
+    outs = FastGenerator(model, EOS, PAD, use_graph=False).generate(prompts, 6, 1.0, seed=3)
+    _assert_logprobs_match_hf(model, prompts, outs, 1.0)

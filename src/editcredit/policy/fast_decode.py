@@ -115,19 +115,15 @@ class Qwen2Decoder:
         self.fused.refresh()
 
     def _attend(self, q, i: int, allowed: torch.Tensor) -> torch.Tensor:
-        """[B, H, S, hd] queries against layer ``i``'s cache -> [B, S, H*hd]."""
+        """[B, H, S, hd] prompt queries against layer ``i``'s cache -> [B, S, H*hd]."""
         B, H, S, hd = q.shape
-        k, v = self.k_cache[i], self.v_cache[i]
-        scale = 1.0 / math.sqrt(hd)
-        if S == 1:  # decode: the query heads of each kv head as one batched product
-            g = H // self.n_kv
-            qg = q.reshape(B, self.n_kv, g, hd)
-            scores = torch.matmul(qg, k.transpose(-1, -2)).float() * scale  # [B, kv, g, L]
-            scores = scores.masked_fill(~allowed, float("-inf"))  # allowed: [B, 1, 1, L]
-            probs = torch.softmax(scores, dim=-1).to(v.dtype)
-            return torch.matmul(probs, v).reshape(B, 1, H * hd)
         out = F.scaled_dot_product_attention(
-            q, k, v, attn_mask=allowed, scale=scale, enable_gqa=H != self.n_kv
+            q,
+            self.k_cache[i],
+            self.v_cache[i],
+            attn_mask=allowed,
+            scale=1.0 / math.sqrt(hd),
+            enable_gqa=H != self.n_kv,
         )
         return out.transpose(1, 2).reshape(B, S, H * hd)
 
