@@ -153,8 +153,8 @@ class Qwen2Decoder:
             v = v.view(B, S, KV, hd).transpose(1, 2)
             q = q * cos + _rotate_half(q) * sin
             k = k * cos + _rotate_half(k) * sin
-            self.k_cache[i].index_copy_(2, cols, k.to(self.dtype))  # under autocast too
-            self.v_cache[i].index_copy_(2, cols, v.to(self.dtype))
+            self.k_cache[i].index_copy_(2, cols, k)
+            self.v_cache[i].index_copy_(2, cols, v)
             h = h + attn.o_proj(self._attend(q, i, allowed))
             x = _rms(h, layer.post_attention_layernorm.weight, self.eps)
             gate, up = F.linear(x, self.gate_up_w[i]).chunk(2, dim=-1)
@@ -199,8 +199,7 @@ class Qwen2Decoder:
             gate, up = F.linear(x, self.gate_up_w[i]).chunk(2, dim=-1)
             h = h + layer.mlp.down_proj(F.silu(gate) * up)
         h = _rms(h[:, -1], self.inner.norm.weight, self.eps)
-        cache = self.dtype  # under autocast the projections come out in its dtype
-        return self.model.lm_head(h), torch.stack(new_k).to(cache), torch.stack(new_v).to(cache)
+        return self.model.lm_head(h), torch.stack(new_k), torch.stack(new_v)
 
 
 @dataclass
