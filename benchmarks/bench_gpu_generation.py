@@ -7,7 +7,8 @@ top_k=0, log-probs from its scores), (b) this project's KV-cached ``Transformers
 The log-probs each fast path records are compared with a teacher-forced HF forward of the same
 sequences.
 Training: one ``policy_update`` step (bf16 autocast, fp32 weights) on 64 sequences; tokens/s and
-model FLOPs utilisation (6 x parameters x tokens) against the H200's bf16 peak.
+model FLOPs utilisation (6 x parameters x tokens) against the H200's bf16 peak, beside the same
+step through transformers' own LM loss (same tokens, micro-batches, clipping and AdamW).
 
     python benchmarks/bench_gpu_generation.py [--configs 57M,210M,646M] [--out DIR]
         [--skip-training] [--profile]
@@ -135,8 +136,8 @@ def bench_generation(model, batch: int, prompt_len: int, new: int) -> dict:
     return res
 
 
-def bench_training(model_bf16_name: str, batch: int, seq_len: int) -> dict:
-    model = build(model_bf16_name).to(DEVICE)
+def bench_training(name: str, batch: int, seq_len: int) -> dict:
+    model = build(name).to(DEVICE)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-6)
     rng = np.random.default_rng(0)
     seqs = []
@@ -161,8 +162,24 @@ def bench_training(model_bf16_name: str, batch: int, seq_len: int) -> dict:
         micro_batch_size=16,
         max_grad_norm=1.0,
     )
+    ids = torch.tensor([s.token_ids for s in seqs], device=DEVICE)
+
+    def plain_step() -> None:
+        """The baseline: transformers' own LM loss on the same tokens and micro-batches."""
+        model.train()
+        opt.zero_grad(set_to_none=True)
+        for start in range(0, batch, kwargs["micro_batch_size"]):
+            mb = ids[start : start + kwargs["micro_batch_size"]]
+            with torch.autocast("cuda", torch.bfloat16, enabled=DEVICE == "cuda"):
+                loss = model(input_ids=mb, labels=mb).loss
+            loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), kwargs["max_grad_norm"])
+        opt.step()
+
     policy_update(model, opt, seqs, **kwargs)  # warm-up
     _, seconds = timed(lambda: policy_update(model, opt, seqs, **kwargs))
+    plain_step()
+    _, plain_seconds = timed(plain_step)
     params = sum(p.numel() for p in model.parameters())
     tokens = batch * seq_len
     flops = 6 * params * tokens
@@ -170,6 +187,9 @@ def bench_training(model_bf16_name: str, batch: int, seq_len: int) -> dict:
         "train_step_s": seconds,
         "train_tokens_per_s": tokens / seconds,
         "mfu": flops / seconds / PEAK_BF16,
+        "plain_lm_step_s": plain_seconds,
+        "plain_lm_mfu": flops / plain_seconds / PEAK_BF16,
+        "train_step_vs_plain_lm": seconds / plain_seconds,
         "parameters": params,
     }
 
