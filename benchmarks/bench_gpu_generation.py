@@ -176,10 +176,19 @@ def bench_training(name: str, batch: int, seq_len: int) -> dict:
         torch.nn.utils.clip_grad_norm_(model.parameters(), kwargs["max_grad_norm"])
         opt.step()
 
+    def peak_gib(fn) -> float:
+        if DEVICE != "cuda":
+            return float("nan")
+        torch.cuda.reset_peak_memory_stats()
+        fn()
+        return torch.cuda.max_memory_allocated() / 2**30
+
     policy_update(model, opt, seqs, **kwargs)  # warm-up
     _, seconds = timed(lambda: policy_update(model, opt, seqs, **kwargs))
+    peak = peak_gib(lambda: policy_update(model, opt, seqs, **kwargs))
     plain_step()
     _, plain_seconds = timed(plain_step)
+    plain_peak = peak_gib(plain_step)
     params = sum(p.numel() for p in model.parameters())
     tokens = batch * seq_len
     flops = 6 * params * tokens
@@ -190,6 +199,8 @@ def bench_training(name: str, batch: int, seq_len: int) -> dict:
         "plain_lm_step_s": plain_seconds,
         "plain_lm_mfu": flops / plain_seconds / PEAK_BF16,
         "train_step_vs_plain_lm": seconds / plain_seconds,
+        "train_peak_gib": peak,
+        "plain_lm_peak_gib": plain_peak,
         "parameters": params,
     }
 

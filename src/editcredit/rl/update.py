@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from editcredit.rl.losses import aggregate, get_policy_loss
+from editcredit.rl.token_logprobs import selected_logprobs
 
 
 @dataclass(frozen=True)
@@ -82,20 +83,19 @@ def policy_update(
         adv = _pad([s.advantages for s in batch], w, 0.0, torch.float32)
         wts = weights[start : start + len(batch), :w].to(torch.float32)
         mask, old, adv, wts = (t.to(device) for t in (mask, old, adv, wts))
-        with torch.autocast("cuda", torch.bfloat16, enabled=device.type == "cuda"):
-            logits = model(input_ids=ids, attention_mask=attn).logits
-        logp_all = torch.log_softmax(logits.float() / temperature, dim=-1)
-        # token j is predicted by position j-1; token 0 (bos) is never valid
-        new = torch.zeros_like(old)
-        new[:, 1:] = logp_all[:, :-1].gather(-1, ids[:, 1:, None]).squeeze(-1)
+        # token j is predicted by position j-1; token 0 (bos) is never valid. Only valid tokens
+        # get logits; elsewhere the new log-prob is the rollout's (ratio 1, weight 0)
+        rows, cols = (mask[:, 1:] > 0).nonzero(as_tuple=True)
+        cols = cols + 1
+        chosen, entropy = selected_logprobs(
+            model, ids, attn, rows, cols, temperature, autocast=device.type == "cuda"
+        )
+        new = old.index_put((rows, cols), chosen)
         loss_tokens, stats = loss_fn(new, old, adv, mask, ppo_clip=ppo_clip, dppo_delta=dppo_delta)
         loss = (wts * loss_tokens).sum()
         loss.backward()
         with torch.no_grad():
-            ent = -(logp_all.exp() * logp_all).sum(-1)
-            ent_tok = torch.zeros_like(old)
-            ent_tok[:, 1:] = ent[:, :-1]
-            entropy_sum += float((ent_tok * mask).sum())
+            entropy_sum += float((entropy * mask[rows, cols]).sum())
             tv_masked += stats.get("masked_fraction", 0.0) * float(mask.sum())
         total_loss += float(loss.detach())
     grad_norm = float(torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm))
