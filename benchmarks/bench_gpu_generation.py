@@ -160,6 +160,7 @@ def bench_training(name: str, batch: int, seq_len: int) -> dict:
         dppo_delta=0.15,
         temperature=1.0,
         micro_batch_size=16,
+        micro_batch_tokens=0,
         max_grad_norm=1.0,
     )
     ids = torch.tensor([s.token_ids for s in seqs], device=DEVICE)

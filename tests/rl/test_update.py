@@ -8,8 +8,14 @@ import pytest
 import torch
 from policyfactory import tiny_qwen2
 
+from editcredit.policy.model import enable_activation_checkpointing
 from editcredit.rl.losses import aggregate
-from editcredit.rl.update import UpdateSequence, aggregation_weights, policy_update
+from editcredit.rl.update import (
+    UpdateSequence,
+    aggregation_weights,
+    plan_micro_batches,
+    policy_update,
+)
 
 
 @pytest.mark.parametrize("how", ["prompt_mean", "token_mean", "sequence_mean"])
@@ -61,9 +67,73 @@ def test_micro_batch_size_does_not_change_the_gradient(how):
             dppo_delta=0.15,
             temperature=1.0,
             micro_batch_size=mbs,
+            micro_batch_tokens=0,
             max_grad_norm=1e9,
         )
         grads.append(stats["grad_norm"])
         assert stats["micro_batches"] == -(-5 // mbs)
         assert stats["tokens"] == sum(6 + i for i in range(5))  # real tokens, never padding
     assert grads[0] == pytest.approx(grads[1], rel=1e-5) == pytest.approx(grads[2], rel=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("lengths", "max_sequences", "max_tokens", "runs"),
+    [
+        ([5, 5, 5, 5], 2, 0, [(0, 2), (2, 4)]),  # by count only
+        ([5, 5, 5], 8, 0, [(0, 3)]),
+        ([4, 4, 4, 4], 8, 10, [(0, 2), (2, 4)]),  # 2 x 4 = 8 fits, 3 x 4 = 12 does not
+        ([2, 8, 2], 8, 10, [(0, 1), (1, 2), (2, 3)]),  # the longest sets the padded width
+        ([3, 30, 3, 3], 8, 10, [(0, 1), (1, 2), (2, 4)]),  # too long alone: its own run
+        ([6, 4], 8, 12, [(0, 2)]),  # exactly the cap fits
+        ([4, 4, 4], 2, 100, [(0, 2), (2, 3)]),  # the count binds before the tokens
+        ([], 4, 10, []),
+    ],
+)
+def test_micro_batch_plan(lengths, max_sequences, max_tokens, runs):
+    plan = plan_micro_batches(lengths, max_sequences, max_tokens)
+    assert [(r.start, r.stop) for r in plan] == runs
+
+
+def _grad_after_update(model, **over):
+    grads = {}
+    opt = torch.optim.SGD(model.parameters(), lr=0.0)
+    opt.step = lambda: grads.update({n: p.grad.clone() for n, p in model.named_parameters()})
+    kw = dict(micro_batch_size=5, micro_batch_tokens=0) | over
+    stats = policy_update(
+        model, opt, _sequences(), policy_loss="dppo_binary_tv", loss_aggregation="prompt_mean",
+        ppo_clip=0.2, dppo_delta=0.15, temperature=1.0, max_grad_norm=1e9, **kw,
+    )  # fmt: skip
+    return grads, stats
+
+
+def test_a_token_cap_splits_the_work_not_the_gradient():
+    ref, _ = _grad_after_update(_model())
+    capped, stats = _grad_after_update(_model(), micro_batch_tokens=16)
+    assert stats["micro_batches"] == 4  # lengths 6..10: (6, 7) then one each
+    for name, g in ref.items():
+        torch.testing.assert_close(capped[name], g, atol=1e-6, rtol=1e-5)
+
+
+def _saved_activations(model) -> int:
+    """Elements autograd keeps for the backward of one forward of the decoder."""
+    saved = []
+
+    def pack(t):
+        saved.append(t.numel())
+        return t
+
+    model.train()
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        model.model(input_ids=torch.arange(32).view(4, 8) % 50, use_cache=False)
+    return sum(saved)
+
+
+def test_activation_checkpointing_keeps_less_and_gives_the_same_gradient():
+    ref, _ = _grad_after_update(_model())
+    model = _model()
+    plain = _saved_activations(model)
+    enable_activation_checkpointing(model)
+    assert _saved_activations(model) < plain / 2
+    ours, _ = _grad_after_update(model)
+    for name, g in ref.items():
+        torch.testing.assert_close(ours[name], g, atol=0, rtol=0)

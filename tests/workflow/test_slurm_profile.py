@@ -195,3 +195,15 @@ def test_real_study_preset_keeps_the_full_study_settings():
     suite = merged["suites"][merged["training"]["suite"]]
     assert suite["generator"] == "swebench" and "{instance_id}" in suite["image_template"]
     assert merged["models"][merged["training"]["model"]]["source"] == "import"
+
+
+def test_real_study_training_config_builds_for_long_trajectories():
+    """The layered real study (over the embedded default) gives a valid TrainConfig that
+    recomputes activations and caps a micro-batch at one context of tokens."""
+    from editcredit.rl.train_job import train_config
+
+    cfg = _merged(Path(REPO, "config/config.yaml"), *(Path(REPO, p) for p in PRESETS))
+    train = train_config(cfg["training"], cfg["agent"], "M", 42)
+    assert train.gradient_checkpointing is True
+    assert train.micro_batch_tokens == cfg["agent"]["max_context_tokens"] == 32768
+    assert (train.tasks_per_step, train.group_size, train.lr) == (16, 8, 1e-6)

@@ -39,3 +39,13 @@ def pick_device(gpus: int) -> torch.device:
     if gpus > 0 and torch.cuda.is_available():
         return torch.device("cuda")
     return torch.device("cpu")
+
+
+def enable_activation_checkpointing(model: torch.nn.Module) -> None:
+    """Recompute every decoder layer's activations in the backward pass (non-reentrant), through
+    whichever name this transformers version gives it."""
+    enable = getattr(model, "activation_checkpointing_enable", None)
+    if enable is not None:
+        enable(activation_checkpointing_kwargs={"use_reentrant": False})
+    else:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})

@@ -53,6 +53,13 @@ class TrainConfig:
     """Training seed (task order, sampling seeds)."""
     micro_batch_size: int
     """Sequences per forward/backward pass (gradient accumulation over micro-batches)."""
+    micro_batch_tokens: int
+    """Cap on the padded tokens (sequences x the longest) of one micro-batch, 0 for none; a
+    sequence longer than the cap is a micro-batch of its own. Like ``micro_batch_size`` it only
+    splits the work: the accumulated gradient is the whole batch's."""
+    gradient_checkpointing: bool
+    """Recompute each layer's activations in the backward pass instead of keeping them (memory
+    for compute); the gradients are the same."""
     max_grad_norm: float
     """Gradient-norm clipping threshold."""
 
@@ -65,6 +72,7 @@ class TrainConfig:
         for name in ("group_size", "tasks_per_step"):
             _check(name, getattr(self, name) >= 1, "must be >= 1")
         _check("micro_batch_size", self.micro_batch_size >= 1, "must be >= 1")
+        _check("micro_batch_tokens", self.micro_batch_tokens >= 0, "must be >= 0")
         for name in ("lr", "temperature", "ppo_clip", "dppo_delta", "credit_c", "max_grad_norm"):
             _check(name, getattr(self, name) > 0, "must be > 0")
         _check("credit_lambda", self.credit_lambda >= 0, "must be >= 0")

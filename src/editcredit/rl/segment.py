@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from editcredit.data.task import Task
+from editcredit.policy.model import enable_activation_checkpointing
 from editcredit.rl.checkpoint import load_state, save_segment
 from editcredit.rl.config import TrainConfig
 from editcredit.rl.credit import ARM_QUERIES_CF
@@ -98,6 +99,8 @@ def train_segment(
         torch.manual_seed(cfg.seed)
     model = AutoModelForCausalLM.from_pretrained(str(spec.start_model), dtype=torch.float32)
     model.to(device)
+    if cfg.gradient_checkpointing:
+        enable_activation_checkpointing(model)
     optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.0)
     if opt_state is not None:
         optimizer.load_state_dict(opt_state)
@@ -159,6 +162,7 @@ def train_segment(
             temperature=cfg.temperature,
             micro_batch_size=cfg.micro_batch_size,
             max_grad_norm=cfg.max_grad_norm,
+            micro_batch_tokens=cfg.micro_batch_tokens,
         )
         seconds["update"] = time.monotonic() - t0
         attempted = [

@@ -42,10 +42,12 @@ def selected_logprobs(
         raise ValueError("token 0 has no prediction: selected columns must be >= 1")
     with torch.autocast("cuda", torch.bfloat16, enabled=autocast):
         if _hidden_then_head(model):
-            hidden = model.model(input_ids=ids, attention_mask=attention_mask).last_hidden_state
+            out = model.model(input_ids=ids, attention_mask=attention_mask, use_cache=False)
+            hidden = out.last_hidden_state
             logits = model.lm_head(hidden[rows, cols - 1])
         else:
-            logits = model(input_ids=ids, attention_mask=attention_mask).logits[rows, cols - 1]
+            out = model(input_ids=ids, attention_mask=attention_mask, use_cache=False)
+            logits = out.logits[rows, cols - 1]
     logp = torch.log_softmax(logits.float() / temperature, dim=-1)
     chosen = logp.gather(-1, ids[rows, cols][:, None]).squeeze(-1)
     with torch.no_grad():

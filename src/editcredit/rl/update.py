@@ -45,6 +45,25 @@ def _pad(rows: list[Sequence], width: int, fill, dtype) -> torch.Tensor:
     return out
 
 
+def plan_micro_batches(lengths: Sequence[int], max_sequences: int, max_tokens: int) -> list[range]:
+    """Consecutive runs of sequences, each of at most ``max_sequences`` sequences and, when
+    ``max_tokens`` > 0, at most ``max_tokens`` padded tokens (count x the longest); a sequence
+    longer than ``max_tokens`` forms a run of its own."""
+    runs, start, longest = [], 0, 0
+    for i, n in enumerate(lengths):
+        wider = max(longest, n)
+        full = i - start >= max_sequences or (
+            max_tokens > 0 and (i - start + 1) * wider > max_tokens
+        )
+        if i > start and full:
+            runs.append(range(start, i))
+            start, wider = i, n
+        longest = wider
+    if len(lengths) > start:
+        runs.append(range(start, len(lengths)))
+    return runs
+
+
 def policy_update(
     model: torch.nn.Module,
     optimizer: torch.optim.Optimizer,
@@ -56,9 +75,11 @@ def policy_update(
     dppo_delta: float,
     temperature: float,
     micro_batch_size: int,
+    micro_batch_tokens: int,
     max_grad_norm: float,
 ) -> dict[str, float]:
-    """One optimiser step on ``sequences``; returns loss, entropy, gradient norm and counts."""
+    """One optimiser step on ``sequences``; returns loss, entropy, gradient norm and counts.
+    Micro-batches: ``plan_micro_batches(lengths, micro_batch_size, micro_batch_tokens)``."""
     device = next(model.parameters()).device
     width = max(len(s.token_ids) for s in sequences)
     valid = _pad([s.valid.astype(np.float64) for s in sequences], width, 0.0, torch.float64)
@@ -69,8 +90,9 @@ def policy_update(
     total_loss = entropy_sum = tv_masked = 0.0
     n_valid = float(valid.sum())
     micro_batches = tokens = 0
-    for start in range(0, len(sequences), micro_batch_size):
-        batch = sequences[start : start + micro_batch_size]
+    lengths = [len(s.token_ids) for s in sequences]
+    for run in plan_micro_batches(lengths, micro_batch_size, micro_batch_tokens):
+        start, batch = run.start, sequences[run.start : run.stop]
         if not any(s.valid.any() for s in batch):
             continue
         micro_batches += 1
