@@ -23,11 +23,12 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from synthetic import update_sequences
 from transformers import Qwen2Config, Qwen2ForCausalLM
 
 from editcredit.policy.fast_decode import FastGenerator
 from editcredit.policy.generation import TransformersGenerator
-from editcredit.rl.update import UpdateSequence, policy_update
+from editcredit.rl.update import policy_update
 
 PEAK_BF16 = 790e12
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
@@ -139,20 +140,9 @@ def bench_generation(model, batch: int, prompt_len: int, new: int) -> dict:
 def bench_training(name: str, batch: int, seq_len: int) -> dict:
     model = build(name).to(DEVICE)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-6)
-    rng = np.random.default_rng(0)
-    seqs = []
-    for i in range(batch):
-        valid = np.zeros(seq_len, dtype=bool)
-        valid[seq_len // 4 :] = True
-        seqs.append(
-            UpdateSequence(
-                token_ids=rng.integers(2, VOCAB, seq_len).tolist(),
-                logprobs=(-rng.random(seq_len)).tolist(),
-                valid=valid,
-                advantages=np.where(valid, rng.normal(size=seq_len), 0.0),
-                group=f"g{i % 8}",
-            )
-        )
+    valid = np.zeros(seq_len, dtype=bool)
+    valid[seq_len // 4 :] = True
+    seqs = update_sequences([valid] * batch, VOCAB, groups=8)
     kwargs = dict(
         policy_loss="dppo_binary_tv",
         loss_aggregation="prompt_mean",

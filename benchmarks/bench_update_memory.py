@@ -42,32 +42,21 @@ def _peak_mib(device: str) -> float:
 def child(variant: str, sequences: int, tokens: int, valid: float) -> dict:
     import numpy as np
     import torch
+    from synthetic import update_sequences
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
     from editcredit.policy.model import enable_activation_checkpointing
-    from editcredit.rl.update import UpdateSequence, policy_update
+    from editcredit.rl.update import policy_update
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
     torch.manual_seed(0)
     cfg = Qwen2Config(**ARCH, max_position_embeddings=tokens, pad_token_id=0, eos_token_id=1)
     model = Qwen2ForCausalLM(cfg).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-6)
-    rng = np.random.default_rng(0)
-    seqs = []
-    for i in range(sequences):
-        mask = np.zeros(tokens, dtype=bool)
-        turns = np.array_split(np.arange(1, tokens), 8)  # 8 turns: generated text, observation
-        for turn in turns:
-            mask[turn[: int(len(turn) * valid)]] = True
-        seqs.append(
-            UpdateSequence(
-                token_ids=rng.integers(2, ARCH["vocab_size"], tokens).tolist(),
-                logprobs=(-rng.random(tokens)).tolist(),
-                valid=mask,
-                advantages=np.where(mask, rng.normal(size=tokens), 0.0),
-                group=f"g{i % 2}",
-            )
-        )
+    mask = np.zeros(tokens, dtype=bool)
+    for turn in np.array_split(np.arange(1, tokens), 8):  # 8 turns: generated, then observation
+        mask[turn[: int(len(turn) * valid)]] = True
+    seqs = update_sequences([mask] * sequences, ARCH["vocab_size"], groups=2)
     if variant.startswith("update_ckpt"):
         enable_activation_checkpointing(model)
     ids = torch.tensor([s.token_ids for s in seqs], device=device)

@@ -76,3 +76,25 @@ def train_toy_policy(out: Path, sandbox) -> Path:
     }
     train_base_model(toy_tasks(), sandbox, cfg, {"max_turns": 4}, out, torch.device("cpu"), 1)
     return out
+
+
+def update_sequences(masks, vocab: int = 50, seed: int = 0, logprob_scale: float = 1.0):
+    """Random ``UpdateSequence``s, one per generated-token mask, in two alternating groups."""
+    import numpy as np
+
+    from editcredit.rl.update import UpdateSequence
+
+    rng = np.random.default_rng(seed)
+    out = []
+    for i, mask in enumerate(masks):
+        n = len(mask)
+        out.append(
+            UpdateSequence(
+                token_ids=rng.integers(0, vocab, n).tolist(),
+                logprobs=(-rng.random(n) * logprob_scale).tolist(),
+                valid=np.asarray(mask, dtype=bool),
+                advantages=np.where(mask, rng.normal(size=n), 0.0),
+                group=f"g{i % 2}",
+            )
+        )
+    return out

@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from policyfactory import tiny_qwen2
+from policyfactory import tiny_qwen2, update_sequences
 
 from editcredit.rl.losses import get_policy_loss
 from editcredit.rl.token_logprobs import selected_logprobs
-from editcredit.rl.update import UpdateSequence, aggregation_weights, policy_update
+from editcredit.rl.update import aggregation_weights, policy_update
 
 IDS = torch.tensor([[3, 7, 9, 11, 2, 0], [5, 6, 8, 10, 12, 14]])
 ATTN = torch.tensor([[1, 1, 1, 1, 1, 0], [1, 1, 1, 1, 1, 1]])
@@ -58,21 +58,11 @@ def test_token_zero_has_no_prediction():
 
 
 def _sequences():
-    rng = np.random.default_rng(3)
-    out = []
-    for i, n in enumerate((7, 9, 5, 8)):
-        valid = np.zeros(n, dtype=bool)
-        valid[2:4] = valid[n - 2 :] = True  # two generated turns around an observation
-        out.append(
-            UpdateSequence(
-                token_ids=rng.integers(0, 50, n).tolist(),
-                logprobs=(-rng.random(n) * 4).tolist(),
-                valid=valid,
-                advantages=np.where(valid, rng.normal(size=n), 0.0),
-                group=f"g{i % 2}",
-            )
-        )
-    return out
+    """Two generated turns around an observation in each sequence."""
+    masks = [
+        (np.arange(n) >= 2) & (np.arange(n) < 4) | (np.arange(n) >= n - 2) for n in (7, 9, 5, 8)
+    ]
+    return update_sequences(masks, seed=3, logprob_scale=4.0)
 
 
 @pytest.mark.parametrize("policy_loss", ["ppo_clip", "dppo_binary_tv"])

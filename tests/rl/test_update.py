@@ -6,12 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from policyfactory import tiny_qwen2
+from policyfactory import tiny_qwen2, update_sequences
 
 from editcredit.policy.model import enable_activation_checkpointing
 from editcredit.rl.losses import aggregate
 from editcredit.rl.update import (
-    UpdateSequence,
     aggregation_weights,
     plan_micro_batches,
     policy_update,
@@ -33,22 +32,7 @@ def _model():
 
 
 def _sequences():
-    rng = np.random.default_rng(0)
-    out = []
-    for i in range(5):
-        n = 6 + i
-        valid = np.zeros(n, dtype=bool)
-        valid[3:] = True
-        out.append(
-            UpdateSequence(
-                token_ids=rng.integers(0, 50, n).tolist(),
-                logprobs=(-rng.random(n)).tolist(),
-                valid=valid,
-                advantages=np.where(valid, rng.normal(size=n), 0.0),
-                group=f"g{i % 2}",
-            )
-        )
-    return out
+    return update_sequences([np.arange(6 + i) >= 3 for i in range(5)])
 
 
 @pytest.mark.parametrize("how", ["prompt_mean", "token_mean"])
