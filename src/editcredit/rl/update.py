@@ -51,11 +51,9 @@ def plan_micro_batches(lengths: Sequence[int], max_sequences: int, max_tokens: i
     longer than ``max_tokens`` forms a run of its own."""
     runs, start, longest = [], 0, 0
     for i, n in enumerate(lengths):
-        wider = max(longest, n)
-        full = i - start >= max_sequences or (
-            max_tokens > 0 and (i - start + 1) * wider > max_tokens
-        )
-        if i > start and full:
+        count, wider = i - start + 1, max(longest, n)
+        too_many = count > max_sequences or (max_tokens > 0 and count * wider > max_tokens)
+        if too_many and i > start:
             runs.append(range(start, i))
             start, wider = i, n
         longest = wider
@@ -117,7 +115,7 @@ def policy_update(
         loss = (wts * loss_tokens).sum()
         loss.backward()
         with torch.no_grad():
-            entropy_sum += float((entropy * mask[rows, cols]).sum())
+            entropy_sum += float(entropy.sum())  # one entry per valid token
             tv_masked += stats.get("masked_fraction", 0.0) * float(mask.sum())
         total_loss += float(loss.detach())
     grad_norm = float(torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm))
