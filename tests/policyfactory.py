@@ -54,11 +54,16 @@ def write_toy_jsonl(path: Path, n: int = 3) -> Path:
     return path
 
 
-def train_toy_policy(out: Path, sandbox) -> Path:
+def train_toy_policy(out: Path, sandbox, give_up: float = 0.0, sft_steps: int = 600) -> Path:
     """A small HF policy trained by SFT on scripted experts for the toy tasks (seconds on CPU).
 
-    It edits, runs and submits often enough that GRPO groups have unequal rewards."""
-    from editcredit.policy.base_training import train_base_model
+    It edits, runs and submits often enough that GRPO groups have unequal rewards. With
+    ``give_up`` > 0 that share of the expert episodes (seeded) is replaced by one that submits
+    at once, without an edit: the policy then fixes the bug only some of the time, a task family
+    where RL has a certain way up (edit first)."""
+    import random
+
+    from editcredit.policy.base_training import expert_corpus, fit_base_model
 
     cfg = {
         "seed": 0,
@@ -68,13 +73,20 @@ def train_toy_policy(out: Path, sandbox) -> Path:
         "sft": {
             "lr": 0.01,
             "batch_size": 8,
-            "max_steps": 600,
+            "max_steps": sft_steps,
             "max_seconds": 600,
             "warmup_steps": 5,
             "observation_loss_weight": 0.3,
         },
     }
-    train_base_model(toy_tasks(), sandbox, cfg, {"max_turns": 4}, out, torch.device("cpu"), 1)
+    tasks = toy_tasks()
+    experts = {**cfg["experts"], "seed": cfg["seed"]}
+    corpus, names = expert_corpus(tasks, sandbox, experts, 4, 1)
+    rng = random.Random(f"give-up:{give_up}")
+    corpus = [
+        ((obs[:1], ["submit"]) if rng.random() < give_up else (obs, acts)) for obs, acts in corpus
+    ]
+    fit_base_model(corpus, names, cfg, out, torch.device("cpu"), len(tasks))
     return out
 
 

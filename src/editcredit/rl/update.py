@@ -62,6 +62,39 @@ def plan_micro_batches(lengths: Sequence[int], max_sequences: int, max_tokens: i
     return runs
 
 
+def padded_batch(batch: Sequence[UpdateSequence], device: torch.device) -> tuple[torch.Tensor, ...]:
+    """Right-padded [B, T] tensors of a micro-batch: token ids, attention mask, valid mask,
+    rollout log-probs and token advantages."""
+    w = max(len(s.token_ids) for s in batch)
+    ids = _pad([s.token_ids for s in batch], w, 0, torch.long)
+    attn = _pad([[1] * len(s.token_ids) for s in batch], w, 0, torch.long)
+    mask = _pad([s.valid.astype(np.float32) for s in batch], w, 0.0, torch.float32)
+    old = _pad([s.logprobs for s in batch], w, 0.0, torch.float32)
+    adv = _pad([s.advantages for s in batch], w, 0.0, torch.float32)
+    return tuple(t.to(device) for t in (ids, attn, mask, old, adv))
+
+
+def generated_logprobs(
+    model: torch.nn.Module,
+    ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    mask: torch.Tensor,
+    fill: torch.Tensor,
+    temperature: float,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """[B, T] log-probs the loss takes: at every valid (generated) token ``t`` the current
+    policy's ``log p(ids[t] | ids[:t])``, with gradient; elsewhere ``fill`` (the rollout's, so
+    the ratio there is 1 and the weight 0). Token t is predicted by position t-1; token 0 (bos)
+    is never valid. Returns also the entropies at the valid tokens (detached)."""
+    rows, cols = (mask[:, 1:] > 0).nonzero(as_tuple=True)
+    cols = cols + 1
+    autocast = ids.device.type == "cuda"
+    chosen, entropy = selected_logprobs(
+        model, ids, attention_mask, rows, cols, temperature, autocast=autocast
+    )
+    return fill.index_put((rows, cols), chosen), entropy
+
+
 def policy_update(
     model: torch.nn.Module,
     optimizer: torch.optim.Optimizer,
@@ -95,22 +128,9 @@ def policy_update(
             continue
         micro_batches += 1
         tokens += sum(len(s.token_ids) for s in batch)
-        w = max(len(s.token_ids) for s in batch)
-        ids = _pad([s.token_ids for s in batch], w, 0, torch.long).to(device)
-        attn = _pad([[1] * len(s.token_ids) for s in batch], w, 0, torch.long).to(device)
-        mask = _pad([s.valid.astype(np.float32) for s in batch], w, 0.0, torch.float32)
-        old = _pad([s.logprobs for s in batch], w, 0.0, torch.float32)
-        adv = _pad([s.advantages for s in batch], w, 0.0, torch.float32)
-        wts = weights[start : start + len(batch), :w].to(torch.float32)
-        mask, old, adv, wts = (t.to(device) for t in (mask, old, adv, wts))
-        # token j is predicted by position j-1; token 0 (bos) is never valid. Only valid tokens
-        # get logits; elsewhere the new log-prob is the rollout's (ratio 1, weight 0)
-        rows, cols = (mask[:, 1:] > 0).nonzero(as_tuple=True)
-        cols = cols + 1
-        chosen, entropy = selected_logprobs(
-            model, ids, attn, rows, cols, temperature, autocast=device.type == "cuda"
-        )
-        new = old.index_put((rows, cols), chosen)
+        ids, attn, mask, old, adv = padded_batch(batch, device)
+        wts = weights[start : start + len(batch), : ids.shape[1]].to(torch.float32).to(device)
+        new, entropy = generated_logprobs(model, ids, attn, mask, old, temperature)
         loss_tokens, stats = loss_fn(new, old, adv, mask, ppo_clip=ppo_clip, dppo_delta=dppo_delta)
         loss = (wts * loss_tokens).sum()
         loss.backward()
