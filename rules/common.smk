@@ -128,6 +128,17 @@ def training_controls_file(wildcards):
     return f"results/controls/{config['training']['suite']}/summary.json"
 
 
+def control_replay_file(seed):
+    """The no-learning control of a training seed (the base policy on the seed's draws)."""
+    return f"results/training/control/s{seed}.parquet"
+
+
+def arm_control_replays(wildcards):
+    """Run name -> its seed's control replay, for every run of an arm."""
+    seeds = config["training"]["plan"][wildcards.arm]
+    return {f"{wildcards.arm}-s{seed}": control_replay_file(seed) for seed in seeds}
+
+
 def endpoint_segments():
     end = config["training"]["endpoint_step"]
     return [f"runs/{run}/step_{end}" for run in run_names()]
@@ -233,6 +244,7 @@ def rule_gpus():
     """GPUs each rule requests (the GPU seconds of the cost table)."""
     gpus = {name: int(r.get("gpu", 0)) for name, r in config["resources"].items()}
     gpus["train_segment"] = int(config["training"]["gpu"])
+    gpus["control_replay"] = int(config["training"]["gpu"])
     model_gpus = max(
         (int(m.get("gpu", 0)) for m in config["models"].values()), default=0
     )

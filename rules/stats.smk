@@ -76,6 +76,7 @@ rule compare:
 rule training_analysis:
     input:
         segments=arm_segments,
+        controls=lambda wc: list(arm_control_replays(wc).values()),
     output:
         "results/stats/training/{arm}.json",
     log:
@@ -94,5 +95,6 @@ rule training_analysis:
         failure_buckets=config["stats"]["failure_buckets"],
         encounter_k=config["stats"]["encounter_k"],
         bootstrap=config["stats"]["bootstrap"],
+        controls=arm_control_replays,
     script:
         "../scripts/stats_training.py"

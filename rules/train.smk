@@ -24,3 +24,34 @@ rule train_segment:
         sandbox=config["sandbox"],
     script:
         "../scripts/train_segment.py"
+
+
+rule control_replay:
+    input:
+        base=base_model_dir(),
+        tasks=training_tasks_file,
+        controls=training_controls_file,
+    output:
+        rollouts="results/training/control/s{seed}.parquet",
+        receipt="results/training/control/s{seed}.json",
+    log:
+        "logs/control_replay/s{seed}.log",
+    benchmark:
+        "results/benchmarks/control_replay/s{seed}.tsv"
+    wildcard_constraints:
+        seed=r"\d+",
+    conda:
+        "../envs/editcredit.yaml"
+    threads: 2
+    resources:
+        gpu=config["training"]["gpu"],
+        mem_mb=mem_mb("control_replay", 8000),
+    params:
+        training=config["training"],
+        agent=config["agent"],
+        generation=config["generation"],
+        reward=config["reward"],
+        grading=config["grading"],
+        sandbox=config["sandbox"],
+    script:
+        "../scripts/control_replay.py"

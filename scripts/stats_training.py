@@ -7,6 +7,7 @@ with logged(snakemake.log[0]):  # noqa: F821 - injected by Snakemake
     training_job(
         snakemake.wildcards.arm,  # noqa: F821
         list(snakemake.input.segments),  # noqa: F821
+        dict(snakemake.params.controls),  # noqa: F821
         snakemake.output[0],  # noqa: F821
         endpoint_step=snakemake.params.endpoint_step,  # noqa: F821
         n_buckets=snakemake.params.failure_buckets,  # noqa: F821

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from fake_results import FIGURES, FakeSpec, run_names, write_fake_tree
+from fake_results import FIGURES, FakeSpec, control_path, run_names, write_fake_tree
 
 from editcredit.report.jobs import figures_job, tables_job
 from editcredit.stats.comparisons import comparison_specs
@@ -69,6 +69,7 @@ def build_all(root: Path, spec: FakeSpec, stats: dict = STATS) -> dict:
             training_job(
                 arm,
                 [f"runs/{arm}-s{s}/step_{n}" for s in seeds for n in steps],
+                {f"{arm}-s{s}": control_path(s) for s in seeds},
                 f"results/stats/training/{arm}.json",
                 endpoint_step=spec.endpoint_step,
                 n_buckets=stats["failure_buckets"],

@@ -246,6 +246,24 @@ def _write_benchmarks(root: Path, spec: FakeSpec) -> None:
             )
 
 
+def control_path(seed: int) -> str:
+    return f"results/training/control/s{seed}.parquet"
+
+
+def _write_control(root: Path, spec: FakeSpec, seed: int, g) -> None:
+    """The no-learning control of a seed: the base's rate on every step's draws."""
+    pool = train_tasks(spec)
+    n, rows = spec.tasks_per_step, []
+    for step in range(1, spec.endpoint_step + 1):
+        for task in [pool[(step * n + i) % len(pool)] for i in range(n)]:
+            for s in range(spec.group_size):
+                y = int(g.random() < 0.35)
+                rows.append(_rollout_row(f"control-s{seed}", step, task, s, y, False))
+    out = root / control_path(seed)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pylist(rows, schema=ROLLOUT_SCHEMA), out)
+
+
 def write_fake_tree(root: str | Path, spec: FakeSpec | None = None) -> FakeSpec:
     """Write the whole fake tree under ``root``; returns the spec used."""
     spec = spec or FakeSpec()
@@ -261,5 +279,7 @@ def write_fake_tree(root: str | Path, spec: FakeSpec | None = None) -> FakeSpec:
             rate = np.clip(base_rate + 0.05 + bump + g.normal(0, 0.05, base_rate.size), 0, 1)
             _write_slots(root, spec, run, rate, g)
             _write_run(root, spec, run, arm, g)
+    for seed in sorted({s for seeds in spec.plan.values() for s in seeds}):
+        _write_control(root, spec, seed, g)
     _write_benchmarks(root, spec)
     return spec

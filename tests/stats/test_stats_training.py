@@ -130,12 +130,22 @@ def test_encounter_effect_hand_case():
 def test_training_record_is_json_ready():
     m = metrics([1, 2], entropy=[float("nan"), 1.0])
     r = rollouts([("a", 1, 0, 1, False), ("a", 2, 0, 0, False)])
+    control = rollouts([("a", 1, 0, 1, False), ("a", 2, 0, 1, False)])
     rec = training_record(
-        "M", {"M-s1": m}, {"M-s1": r}, endpoint_step=2, n_buckets=2, encounter_ks=[2], **BOOT
+        "M",
+        {"M-s1": m},
+        {"M-s1": r},
+        controls_by_run={"M-s1": control},
+        endpoint_step=2,
+        n_buckets=2,
+        encounter_ks=[2],
+        **BOOT,
     )
     from editcredit.stats._records import to_plain
 
     text = json.dumps(to_plain(rec), allow_nan=False)
     assert json.loads(text)["encounter"][0]["task_differences"] == [-1.0]
     assert rec["health"]["runs"] == 1 and len(rec["failures"]) == 2
+    assert rec["learning_vs_control"]["M-s1"]["delta"] == [0.0, -1.0]
+    assert rec["health"]["delta_last_quarter"] == -1.0
     assert np.isnan(m["entropy"][0])

@@ -80,6 +80,41 @@ def step_metrics(run, step, rows, credit, update, seconds, alerts, parameters) -
     }
 
 
+def play_step(
+    run: str,
+    step: int,
+    cursor: DataCursor,
+    by_id: dict[str, Task],
+    cfg: TrainConfig,
+    workers: WorkerPool,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, float], DataCursor]:
+    """Draw one step's tasks from the cursor and play their groups with the workers' current
+    weights: (rollout rows, query records, phase seconds, the advanced cursor). The draws and
+    sampling seeds depend on the run's seed and the step only, so every arm of a seed, and the
+    no-learning control, meet the same tasks with the same random numbers."""
+    ids, cursor = cursor.take(sorted(by_id), cfg.tasks_per_step)
+    jobs = [
+        GroupJob(
+            run,
+            step,
+            by_id[i],
+            cfg.group_size,
+            group_seed(cfg.seed, step, i),
+            ARM_QUERIES_CF[cfg.arm],
+            cfg.query_rate,
+        )
+        for i in ids
+    ]
+    results = workers.run_groups(jobs)
+    rows = [r for res in results for r in res["rows"]]
+    queries = [q for res in results for q in res["queries"]]
+    seconds = {
+        k: max(res["seconds"][k] for res in results)
+        for k in ("rollout", "grading", "counterfactual")
+    }
+    return rows, queries, seconds, cursor
+
+
 def train_segment(
     spec: SegmentSpec,
     cfg: TrainConfig,
@@ -115,27 +150,8 @@ def train_segment(
     monitor.restore(state.get("health", {}))
     all_rows, ledger, metrics = [], [], []
     for step in range(spec.start_step + 1, spec.start_step + spec.steps + 1):
-        ids, cursor = cursor.take(sorted(by_id), cfg.tasks_per_step)
         workers.set_weights(model.state_dict())
-        jobs = [
-            GroupJob(
-                spec.run,
-                step,
-                by_id[i],
-                cfg.group_size,
-                group_seed(cfg.seed, step, i),
-                ARM_QUERIES_CF[cfg.arm],
-                cfg.query_rate,
-            )
-            for i in ids
-        ]
-        results = workers.run_groups(jobs)
-        rows = [r for res in results for r in res["rows"]]
-        queries = [q for res in results for q in res["queries"]]
-        seconds = {
-            k: max(res["seconds"][k] for res in results)
-            for k in ("rollout", "grading", "counterfactual")
-        }
+        rows, queries, seconds, cursor = play_step(spec.run, step, cursor, by_id, cfg, workers)
         credit = assemble_step(
             rows,
             queries,

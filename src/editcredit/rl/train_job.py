@@ -16,6 +16,8 @@ from editcredit.audit.provenance import atomic_write_text, write_result_json
 from editcredit.policy.base_job import training_tasks
 from editcredit.policy.devices import bind_gpus
 from editcredit.rl.config import TrainConfig
+from editcredit.rl.control import control_run_name, replay_control
+from editcredit.rl.records import ROLLOUT_SCHEMA, write_table
 from editcredit.rl.segment import SegmentSpec, train_segment
 from editcredit.rl.workers import make_workers
 
@@ -134,4 +136,66 @@ def train_segment_job(
     inputs += [controls_path] if controls_path else []
     write_result_json(Path(out_dir) / "segment.json", receipt, inputs, config)
     write_identity(Path(out_dir), config=config)
+    return receipt
+
+
+def control_replay_job(
+    *,
+    seed: int,
+    base_model: str,
+    tasks_path: str,
+    controls_path: str | None,
+    out: str,
+    training: dict[str, Any],
+    agent: dict[str, Any],
+    reward: dict[str, Any],
+    grading: dict[str, Any],
+    sandbox: dict[str, Any],
+    gpus: int,
+    threads: int,
+    config: dict[str, Any],
+    generation: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Rule control_replay: the base policy on seed ``seed``'s draws of steps 1..endpoint
+    (``rl.control``); writes the rollouts (``out``) and a receipt beside them."""
+    cfg = train_config(training, agent, "O", int(seed))
+    steps = int(training["endpoint_step"])
+    device = bind_gpus(int(gpus))
+    torch.set_num_threads(max(1, threads))
+    torch.use_deterministic_algorithms(device.type == "cpu")
+    pool = training_tasks(tasks_path, controls_path)
+    run = control_run_name(int(seed))
+    print(f"{run}: the base policy on steps 1..{steps} on {device}, {len(pool)} training tasks")
+    worker_kwargs = {
+        "model_dir": base_model,
+        "agent_cfg": agent,
+        "reward_cfg": reward,
+        "grading_cfg": grading,
+        "sandbox_cfg": sandbox,
+        "threads": 1,
+        "device": str(device),
+        "generation": generation,
+    }
+    started = time.monotonic()
+    workers = make_workers(training["ray"], worker_kwargs)
+    try:
+        rows = replay_control(cfg, steps, pool, workers)
+    finally:
+        workers.close()
+    out_path = Path(out)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_path.with_name(f".{out_path.name}.tmp")
+    write_table(rows, ROLLOUT_SCHEMA, tmp)
+    tmp.replace(out_path)
+    receipt = {
+        "run": run,
+        "seed": int(seed),
+        "steps": steps,
+        "rollouts": len(rows),
+        "base_model": base_model,
+        "seconds": time.monotonic() - started,
+        "device": str(device),
+    }
+    inputs = [base_model, tasks_path] + ([controls_path] if controls_path else [])
+    write_result_json(out_path.with_suffix(".json"), receipt, inputs, config)
     return receipt

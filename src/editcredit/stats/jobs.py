@@ -136,6 +136,7 @@ def gate_job(
 def training_job(
     arm: str,
     segments: Sequence[str | Path],
+    controls: Mapping[str, str | Path],
     out: str | Path,
     *,
     endpoint_step: int,
@@ -144,13 +145,15 @@ def training_job(
     bootstrap: Mapping[str, Any],
     config: Any,
 ) -> dict[str, Any]:
-    """Rule training_analysis: curves, health, failures and encounter effect of one arm."""
+    """Rule training_analysis: curves, health, failures, learning against the no-learning
+    control (``controls``: each run's control rollouts) and encounter effect of one arm."""
     metrics_files = segment_files(segments, "metrics.parquet")
     rollout_files = segment_files(segments, "rollouts.parquet")
     record = training_record(
         arm,
         {run: read_metrics(paths) for run, paths in metrics_files.items()},
         {run: read_rollouts(paths) for run, paths in rollout_files.items()},
+        controls_by_run={run: read_rollouts([path]) for run, path in controls.items()},
         endpoint_step=endpoint_step,
         n_buckets=n_buckets,
         encounter_ks=encounter_ks,
@@ -159,5 +162,6 @@ def training_job(
         level=float(bootstrap["level"]),
     )
     read = [p for files in (metrics_files, rollout_files) for ps in files.values() for p in ps]
+    read += [Path(p) for p in controls.values()]
     write_result_json(out, to_plain(record), read, config)
     return record

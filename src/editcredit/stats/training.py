@@ -6,6 +6,9 @@
 - Failure categories per step bucket (format errors, PASS_TO_PASS regressions, context-budget
   endings), pooled over the arm's runs with each step weighted by its rollouts (by its unmasked
   rollouts for regressions, which are rated over unmasked rollouts).
+- Learning against the no-learning control: per run, the training pass rate per step minus the
+  base policy's on the same draws (``stats.learning``), and over the last quarter of steps; the
+  arm's health carries the mean over its runs.
 - Encounter effect: per task, the pass rate at its k-th encounter minus the first, where an
   encounter is a step in which the task had at least one unmasked rollout (masked rollouts never
   reached the loss); averaged over the arm's seeds per task, then over tasks with a bootstrap CI
@@ -25,6 +28,7 @@ import pandas as pd
 from editcredit.stats._records import to_plain
 from editcredit.stats.bootstrap import mean_ci
 from editcredit.stats.encounter import encounter_differences
+from editcredit.stats.learning import learning_vs_control
 
 __all__ = [
     "arm_encounter",
@@ -176,6 +180,7 @@ def training_record(
     metrics_by_run: Mapping[str, pd.DataFrame],
     rollouts_by_run: Mapping[str, pd.DataFrame],
     *,
+    controls_by_run: Mapping[str, pd.DataFrame],
     endpoint_step: int,
     n_buckets: int,
     encounter_ks: Sequence[int],
@@ -191,12 +196,19 @@ def training_record(
     boot = {"n_resamples": n_resamples, "rng_seed": rng_seed, "level": level}
     health = run_health(pooled)
     health["runs"] = len(metrics_by_run)
+    learning = {
+        run: learning_vs_control(rollouts_by_run[run], controls_by_run[run], endpoint_step)
+        for run in metrics_by_run
+    }
+    for key in ("run_pass_last_quarter", "control_pass_last_quarter", "delta_last_quarter"):
+        health[key] = _finite_mean(pd.Series([r[key] for r in learning.values()], dtype=float))
     return {
         "arm": arm,
         "runs": list(metrics_by_run),
         "endpoint_step": endpoint_step,
         "curves": {run: run_curves(m) for run, m in metrics_by_run.items()},
         "health_by_run": {run: run_health(m) for run, m in metrics_by_run.items()},
+        "learning_vs_control": learning,
         "health": health,
         "failures": failure_buckets(pooled, buckets),
         "encounter": [arm_encounter(rollouts_by_run, k=k, **boot) for k in encounter_ks],

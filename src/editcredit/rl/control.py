@@ -1,0 +1,43 @@
+"""The no-learning control of a training seed: the base policy replayed on the run's draws.
+
+Every arm of a seed draws the same tasks at every step with the same sampling seeds (the cursor
+and the group seeds depend on the seed and the step only). Replaying those steps with the base
+policy, never updated, gives each step's pass rate had the trainer done nothing; a run's pass
+rate minus the control's on the same draws is the trainer's effect, free of which tasks happened
+to be drawn (common random numbers). A trainer that makes the policy worse shows up as a
+negative difference (METHOD §5, training health).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from editcredit.data.task import Task
+from editcredit.rl.config import TrainConfig
+from editcredit.rl.cursor import DataCursor
+from editcredit.rl.segment import play_step
+from editcredit.rl.workers import WorkerPool
+
+
+def control_run_name(seed: int) -> str:
+    return f"control-s{seed}"
+
+
+def replay_control(
+    cfg: TrainConfig, steps: int, pool: list[Task], workers: WorkerPool, log=print
+) -> list[dict[str, Any]]:
+    """Rollout rows of steps ``1..steps`` played by the workers' (base) weights on the draws of
+    ``cfg.seed``. ``cfg.arm`` must query no counterfactual (the control trains nothing)."""
+    if cfg.arm != "O":
+        raise ValueError(f"the control replays arm O's draws, not arm {cfg.arm!r}")
+    by_id = {t.instance_id: t for t in pool}
+    cursor = DataCursor(cfg.seed)
+    run = control_run_name(cfg.seed)
+    rows: list[dict[str, Any]] = []
+    for step in range(1, steps + 1):
+        step_rows, _, _, cursor = play_step(run, step, cursor, by_id, cfg, workers)
+        live = [r for r in step_rows if not r["masked"]]
+        rate = sum(r["Y"] for r in live) / len(live) if live else float("nan")
+        log(f"{run} step {step}: pass {rate:.2f} ({len(live)} of {len(step_rows)} unmasked)")
+        rows += step_rows
+    return rows
