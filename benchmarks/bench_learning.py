@@ -1,0 +1,138 @@
+"""Does the trainer raise the reward it is given? Runs of arm O at several learning rates against
+the no-learning control, on the default suite and base policy (METHOD §5's health question).
+
+Every run starts from ``models/base/tiny`` with the same seed, so all of them, and the control
+(the base policy replayed on the same draws and sampling seeds), meet the same tasks with the
+same random numbers at every step: differences between rows are the update's doing. Needs the
+frozen suite, its controls and the base model (``snakemake --cores 2 models/base/tiny``).
+Usage::
+
+    python benchmarks/bench_learning.py [--lrs 1e-4 3e-4 1e-3] [--steps 16] [--tasks 8]
+        [--group 8] [--seed 42] [--set training.grpo.loss_aggregation=sequence_mean ...]
+
+Writes benchmarks/out/learning/<tag>.json (one file per settings) and prints the table.
+Not a timed test: one run per row, minutes each on 2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import hashlib
+import json
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from editcredit.config import load_config
+from editcredit.rl.train_job import control_replay_job, train_segment_job
+from editcredit.stats.learning import learning_vs_control
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def set_value(config: dict, dotted: str) -> None:
+    """``a.b.c=value`` (value parsed as YAML) into the nested config."""
+    key, _, raw = dotted.partition("=")
+    *parents, leaf = key.split(".")
+    node = config
+    for p in parents:
+        node = node[p]
+    node[leaf] = yaml.safe_load(raw)
+
+
+def summary(run: pd.DataFrame, control: pd.DataFrame, steps: int) -> dict:
+    live = run[~run["masked"].astype(bool)]
+    by_step = live.groupby("step")["Y"].mean()
+    k = max(1, steps // 4)
+    record = learning_vs_control(run, control, steps)
+    return {
+        "pass_mean": float(by_step.mean()),
+        "pass_first_quarter": float(by_step.loc[1:k].mean()),
+        "pass_last_quarter": float(by_step.loc[steps - k + 1 :].mean()),
+        "format_error_rate": float(run["format_error"].mean()),
+        "p2p_regression_rate": float(live["p2p_regression"].mean()),
+        "control_last_quarter": record["control_pass_last_quarter"],
+        "delta_last_quarter": record["delta_last_quarter"],
+        "delta_after_first": record["delta_after_first"],
+        "first_step_equal": record["first_step_equal"],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lrs", type=float, nargs="+", default=[1e-4, 3e-4, 1e-3])
+    parser.add_argument("--steps", type=int, default=16)
+    parser.add_argument("--tasks", type=int, default=8)
+    parser.add_argument("--group", type=int, default=8)
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--set", action="append", default=[], help="config override a.b=v")
+    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "learning"))
+    args = parser.parse_args()
+
+    config = load_config(ROOT / "config" / "config.yaml")
+    for item in args.set:
+        set_value(config, item)
+    training = copy.deepcopy(config["training"])
+    training.update(endpoint_step=args.steps, segment_steps=args.steps)
+    training["grpo"].update(tasks_per_step=args.tasks, group_size=args.group)
+    suite = training["suite"]
+    common = dict(
+        tasks_path=str(ROOT / "data" / "frozen" / suite / "tasks.parquet"),
+        controls_path=str(ROOT / "results" / "controls" / suite / "summary.json"),
+        agent=config["agent"],
+        reward=config["reward"],
+        grading=config["grading"],
+        sandbox=config["sandbox"],
+        gpus=0,
+        threads=2,
+        config=config,
+        generation=config["generation"],
+    )
+    base = str(ROOT / "models" / "base" / training["model"])
+    settings = json.dumps({"set": args.set, "grpo": training["grpo"]}, sort_keys=True)
+    tag = hashlib.sha256(settings.encode()).hexdigest()[:10]
+    out = Path(args.out) / tag
+    out.mkdir(parents=True, exist_ok=True)
+
+    control_file = out / f"control-s{args.seed}-n{args.steps}.parquet"
+    if not control_file.exists():
+        control_replay_job(
+            seed=args.seed, base_model=base, out=str(control_file), training=training, **common
+        )
+    control = pd.read_parquet(control_file)
+    rows = []
+    for lr in args.lrs:
+        run_training = copy.deepcopy(training)
+        run_training["grpo"]["lr"] = lr
+        seg = out / f"lr{lr:g}" / f"step_{args.steps}"
+        if not (seg / "rollouts.parquet").exists():
+            train_segment_job(
+                run=f"O-s{args.seed}",
+                step=args.steps,
+                previous=base,
+                out_dir=str(seg),
+                training=run_training,
+                gate_dir=str(out / "gates"),
+                **common,
+            )
+        run = pd.read_parquet(seg / "rollouts.parquet")
+        entropy = pd.read_parquet(seg / "metrics.parquet")["entropy"]
+        rows.append(
+            {
+                "lr": lr,
+                **summary(run, control, args.steps),
+                "entropy_first": float(entropy.iloc[0]),
+                "entropy_last": float(entropy.iloc[-1]),
+            }
+        )
+    table = pd.DataFrame(rows)
+    record = {"settings": json.loads(settings), "seed": args.seed, "rows": rows}
+    (Path(args.out) / f"{tag}.json").write_text(json.dumps(record, indent=2) + "\n")
+    print(f"settings {tag}: {args.set or 'config defaults'}")
+    print(table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+
+
+if __name__ == "__main__":
+    main()
