@@ -8,7 +8,7 @@ frozen suite, its controls and the base model (``snakemake --cores 2 models/base
 Usage::
 
     python benchmarks/bench_learning.py [--lrs 1e-4 3e-4 1e-3] [--steps 16] [--tasks 8]
-        [--group 8] [--seed 42] [--set training.grpo.loss_aggregation=sequence_mean ...]
+        [--group 8] [--seed 42] [--jobs 1] [--set training.grpo.loss_aggregation=sequence_mean ...]
 
 Writes benchmarks/out/learning/<tag>.json (one file per settings) and prints the table.
 Not a timed test: one run per row, minutes each on 2 cores.
@@ -20,6 +20,8 @@ import argparse
 import copy
 import hashlib
 import json
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pandas as pd
@@ -68,6 +70,9 @@ def main() -> None:
     parser.add_argument("--group", type=int, default=8)
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--set", action="append", default=[], help="config override a.b=v")
+    parser.add_argument("--jobs", type=int, default=1, help="runs at a time (processes)")
+    parser.add_argument("--threads", type=int, default=2, help="torch threads per run")
+    parser.add_argument("--gpus", type=int, default=0, help="GPUs per run")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "learning"))
     args = parser.parse_args()
 
@@ -85,8 +90,8 @@ def main() -> None:
         reward=config["reward"],
         grading=config["grading"],
         sandbox=config["sandbox"],
-        gpus=0,
-        threads=2,
+        gpus=args.gpus,
+        threads=args.threads,
         config=config,
         generation=config["generation"],
     )
@@ -97,26 +102,35 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
 
     control_file = out / f"control-s{args.seed}-n{args.steps}.parquet"
+    work = []
     if not control_file.exists():
-        control_replay_job(
-            seed=args.seed, base_model=base, out=str(control_file), training=training, **common
+        work.append(
+            (control_replay_job, dict(seed=args.seed, base_model=base, out=str(control_file)))
         )
-    control = pd.read_parquet(control_file)
-    rows = []
+    segments = {}
     for lr in args.lrs:
         run_training = copy.deepcopy(training)
         run_training["grpo"]["lr"] = lr
         seg = out / f"lr{lr:g}" / f"step_{args.steps}"
+        segments[lr] = seg
         if not (seg / "rollouts.parquet").exists():
-            train_segment_job(
-                run=f"O-s{args.seed}",
-                step=args.steps,
-                previous=base,
-                out_dir=str(seg),
-                training=run_training,
-                gate_dir=str(out / "gates"),
-                **common,
-            )
+            job = dict(run=f"O-s{args.seed}", step=args.steps, previous=base, out_dir=str(seg))
+            job.update(training=run_training, gate_dir=str(out / "gates"))
+            work.append((train_segment_job, job))
+    for item in work:
+        item[1].setdefault("training", training)
+        item[1].update(common)
+    if args.jobs > 1:
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(args.jobs, mp_context=context) as pool:
+            for future in [pool.submit(fn, **kw) for fn, kw in work]:
+                future.result()
+    else:
+        for fn, kw in work:
+            fn(**kw)
+    control = pd.read_parquet(control_file)
+    rows = []
+    for lr, seg in segments.items():
         run = pd.read_parquet(seg / "rollouts.parquet")
         entropy = pd.read_parquet(seg / "metrics.parquet")["entropy"]
         rows.append(
