@@ -21,6 +21,7 @@ import copy
 import hashlib
 import json
 import multiprocessing
+import shutil
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -73,6 +74,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1, help="runs at a time (processes)")
     parser.add_argument("--threads", type=int, default=2, help="torch threads per run")
     parser.add_argument("--gpus", type=int, default=0, help="GPUs per run")
+    parser.add_argument("--control", help="an existing control replay of the same draws")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "learning"))
     args = parser.parse_args()
 
@@ -102,6 +104,8 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
 
     control_file = out / f"control-s{args.seed}-n{args.steps}.parquet"
+    if args.control and not control_file.exists():
+        shutil.copyfile(args.control, control_file)  # the draws do not depend on the update
     work = []
     if not control_file.exists():
         work.append(
@@ -145,6 +149,7 @@ def main() -> None:
     record = {"settings": json.loads(settings), "seed": args.seed, "rows": rows}
     (Path(args.out) / f"{tag}.json").write_text(json.dumps(record, indent=2) + "\n")
     print(f"settings {tag}: {args.set or 'config defaults'}")
+    table["lr"] = table["lr"].map(lambda x: f"{x:g}")
     print(table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
 
 
