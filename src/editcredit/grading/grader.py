@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict
 
 from editcredit.data.task import Task
 from editcredit.grading.utility import training_score
-from editcredit.grading.verdicts import judge
+from editcredit.grading.verdicts import RunEvidence, judge, sentinel_problems
 from editcredit.sandbox.base import Sandbox, SandboxReport
 
 ReportVerdict = Literal["valid_1", "valid_0", "unresolved", "empty_patch", "patch_does_not_apply"]
@@ -19,7 +19,10 @@ class GradingReport(BaseModel):
     """The grading record of one (task, patch).
 
     ``outcome`` is ``verdict`` when the run produced one, or ``infrastructure_failure`` (the
-    sandbox died, timed out, or wrote no report): an attempt failure, never a score.
+    sandbox died, the whole run exceeded its limit, no report, or a per-test or collection
+    timeout that did not reproduce on a rerun alone): an attempt failure, never a score.
+    ``tampering``: the verdict is unresolved because the test process's reports were forged
+    (wrong sentinels, changed reporting machinery); training scores it as a format error.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -35,6 +38,7 @@ class GradingReport(BaseModel):
     U: float | None = None
     tests: dict[str, dict[str, Any]] = {}
     dropped_paths: list[str] = []
+    tampering: bool = False
     sandbox: SandboxReport | None = None
 
 
@@ -87,17 +91,18 @@ def grade_tree(
             dropped_paths=run.dropped_paths,
             sandbox=run,
         )
-    if run.run_status != "finished":
+    infra = _infra_reason(run)
+    if infra:
         return GradingReport(
             **base,
             outcome="infrastructure_failure",
             verdict=None,
             resolved=None,
-            reason=_infra_reason(run),
+            reason=infra,
             dropped_paths=run.dropped_paths,
             sandbox=run,
         )
-    verdict = judge(task.FAIL_TO_PASS, task.PASS_TO_PASS, run.observations.items)
+    verdict = judge(task.FAIL_TO_PASS, task.PASS_TO_PASS, run.observations.items, evidence(run))
     score = training_score(task.FAIL_TO_PASS, task.PASS_TO_PASS, verdict.tests, f_weight, g_weight)
     reason = verdict.reason
     if run.dropped_paths:
@@ -117,11 +122,44 @@ def grade_tree(
             for i, t in verdict.tests.items()
         },
         dropped_paths=run.dropped_paths,
+        tampering=verdict.tampering,
         sandbox=run,
     )
 
 
+def evidence(run: SandboxReport) -> RunEvidence:
+    """The run's evidence beyond its items: confirmed timeouts, completeness, integrity."""
+    obs = run.observations
+    complete = obs.finished and obs.returned
+    tampering = [f"changed {what}" for what in dict.fromkeys(obs.tampering)]
+    if obs.finished and obs.machinery == "changed" and not tampering:
+        tampering.append("reporting machinery changed")
+    if run.sentinels:
+        tampering += sentinel_problems(run.sentinels, run.sentinel_items, complete)
+    return RunEvidence(
+        timed_out=frozenset(t.nodeid for t in run.timeouts if t.reproduced),
+        collect_timeout=run.collect_timeout is not None and run.collect_timeout.reproduced,
+        complete=complete,
+        tampering=tuple(tampering[:8]),
+    )
+
+
 def _infra_reason(run: SandboxReport) -> str:
+    """Why the run gave no verdict ('' when it did): it did not finish, or a timeout did not
+    reproduce on a rerun alone (then the slowness was not the patch's doing)."""
+    if run.run_status == "finished":
+        if run.collect_timeout is not None and not run.collect_timeout.reproduced:
+            return (
+                "infrastructure failure: collection exceeded its limit "
+                f"({run.collect_timeout.limit_s:g}s) but not on a rerun"
+            )
+        flaky = [t.nodeid for t in run.timeouts if not t.reproduced]
+        if flaky:
+            return (
+                "infrastructure failure: per-test timeout that did not reproduce on a rerun "
+                f"alone: {', '.join(flaky[:5])}"
+            )
+        return ""
     reasons = {
         "timeout": f"timeout: the test run exceeded its limit ({run.seconds:.1f}s elapsed)",
         "sandbox_died": "sandbox died before finishing",
