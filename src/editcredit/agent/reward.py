@@ -12,7 +12,9 @@ class RewardComponents:
     """Y, the format-error and PASS_TO_PASS-regression indicators, and the reward.
 
     ``masked`` marks a rollout whose final grading failed for infrastructure reasons: it is
-    masked out of the loss, never scored 0 (METHOD §5); its reward is None.
+    masked out of the loss, never scored 0 (METHOD §5); its reward is None. A patch that
+    tampered with the test process's reports is scored as a format error (never masked,
+    never 1); a patch-caused timeout is an ordinary failure (METHOD §6).
     """
 
     Y: int | None
@@ -28,7 +30,7 @@ def terminal_reward(
     format_penalty: float = -0.5,
     regression_penalty: float = -0.25,
 ) -> RewardComponents:
-    fmt = int(format_error)
+    fmt = int(format_error or report.tampering)
     if report.outcome == "infrastructure_failure":
         return RewardComponents(None, fmt, None, None, True)
     y = int(report.resolved == 1)

@@ -23,6 +23,7 @@ from editcredit.sandbox.limits import (
     test_limits,
 )
 from editcredit.sandbox.observations import ItemObservation, Observations, read_observations
+from editcredit.sandbox.patches import PatchFormatError, split_patch
 from editcredit.sandbox.sentinels import Sentinels, make_sentinels
 from editcredit.sandbox.workspace import PatchOutcome, materialize
 
@@ -118,6 +119,7 @@ class RunRequest:
     limits: dict[str, Any] | None = None
     sentinel: dict[str, Any] | None = None
     budget_s: float = 0.0
+    patched: tuple[str, ...] = ()
 
     @property
     def wait_s(self) -> float:
@@ -125,7 +127,7 @@ class RunRequest:
 
     def guest_fields(self) -> dict[str, Any]:
         """The limit and sentinel fields of the guest runner's request."""
-        out: dict[str, Any] = {"budget_s": self.wait_s}
+        out: dict[str, Any] = {"budget_s": self.wait_s, "patched": list(self.patched)}
         if self.limits is not None:
             out["limits"] = self.limits
         if self.sentinel is not None:
@@ -214,6 +216,7 @@ class Sandbox(ABC):
                 limits=limits,
                 sentinel=sentinels.guest(),
                 budget_s=run_budget_s(timeout_s, limits),
+                patched=patched_paths(patch),
             )
             result = self._run_task(task, request)
             observations = read_observations(out / "observations.jsonl", nonce)
@@ -287,6 +290,14 @@ class Sandbox(ABC):
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def patched_paths(patch: str) -> tuple[str, ...]:
+    """The tree paths a patch touches (code from them is checked in the test process)."""
+    try:
+        return tuple(dict.fromkeys(p for section in split_patch(patch) for p in section.paths))
+    except PatchFormatError:
+        return ()
 
 
 def write_sentinels(tree: Path, sentinels: Sentinels) -> None:

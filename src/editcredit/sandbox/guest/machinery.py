@@ -174,6 +174,23 @@ def hook_impls(config) -> dict:
     return out
 
 
+def manager_changes(config, before: dict) -> list[str]:
+    """The plugin manager still calls hooks through pluggy's own call loop and callers."""
+    pm = config.pluginmanager
+    multicall = before.get("pluggy._callers:_multicall", (_ABSENT,))[0]
+    out = []
+    if multicall is not _ABSENT and pm.__dict__.get("_inner_hookexec") is not multicall:
+        out.append("pluginmanager._inner_hookexec")
+    out += [f"pluginmanager.{n}" for n in ("_hookexec", "subset_hook_caller") if n in pm.__dict__]
+    if not type(pm.hook).__module__.startswith("pluggy"):
+        out.append("pluginmanager.hook")
+    for name in GUARDED_HOOKS:
+        caller = getattr(pm.hook, name, None)
+        if caller is not None and not type(caller).__module__.startswith("pluggy"):
+            out.append(f"hook {name}: caller of type {type(caller).__name__}")
+    return out
+
+
 def hook_changes(before: dict, config) -> list[str]:
     now = hook_impls(config)
     out = []
@@ -189,17 +206,56 @@ def hook_changes(before: dict, config) -> list[str]:
     return out
 
 
-def foreign_hook_impls(config, workspace: str) -> list[str]:
-    """Reporting-hook implementations whose code lives in the task's tree outside a
-    conftest.py (the patch's own files): a plugin registered by the code under test."""
-    root = os.path.realpath(workspace) + os.sep
+def _filename(obj) -> str:
+    code = _code_of(obj)
+    return getattr(code, "co_filename", "") or ""
+
+
+def _in(filename: str, patched: frozenset[str]) -> bool:
+    return os.path.isabs(filename) and os.path.realpath(filename) in patched
+
+
+def foreign_hook_impls(config, patched: frozenset[str]) -> list[str]:
+    """Reporting-hook implementations whose code comes from a file the patch changed (or
+    from no file at all): a plugin registered by the code under test."""
     out = []
     for name in GUARDED_HOOKS:
         caller = getattr(config.pluginmanager.hook, name, None)
         for impl in caller.get_hookimpls() if caller is not None else []:
-            code = _code_of(impl.function)
-            filename = getattr(code, "co_filename", "") or ""
-            real = os.path.realpath(filename) if os.path.isabs(filename) else ""
-            if not real or (real.startswith(root) and os.path.basename(real) != "conftest.py"):
+            filename = _filename(impl.function)
+            if not os.path.isabs(filename) or _in(filename, patched):
                 out.append(f"hook {name}: implementation from {filename or '?'}")
     return out
+
+
+def foreign_test_functions(items, patched: frozenset[str]) -> list[str]:
+    """Collected tests whose function's code comes from a file the patch changed (a test
+    function swapped by the code under test during collection), or whose item carries its
+    own ``runtest`` (or another of :data:`ITEM_METHODS`)."""
+    out = []
+    for item in items:
+        obj = item.__dict__.get("_obj", None)
+        filename = _filename(getattr(obj, "__func__", obj))
+        if _in(filename, patched):
+            out.append(f"test item {item.nodeid}: code from {filename}")
+        own = [name for name in ITEM_METHODS if name in item.__dict__]
+        if own:
+            out.append(f"test item {item.nodeid}: own {', '.join(own)}")
+    return out
+
+
+#: Methods a test item must take from its class (an instance attribute would replace them).
+ITEM_METHODS = ("runtest", "setup", "teardown", "reportinfo", "repr_failure")
+
+
+def item_identity(item) -> tuple:
+    """What makes a collected item run its own test: its class, no per-instance methods, the
+    function object it calls and that function's code (compared with ``==``: a new tuple)."""
+    obj = item.__dict__.get("_obj", None)
+    func = getattr(obj, "__func__", obj)  # a method is bound anew per test instance
+    return (
+        type(item),
+        tuple(name for name in ITEM_METHODS if name in item.__dict__),
+        id(func),
+        id(getattr(func, "__code__", None)),
+    )

@@ -39,8 +39,9 @@ class Observer:
     ``sink`` is a path (appended to) or a file descriptor. ``skip`` drops the first items of
     the collection (the runner's continuation after a per-test timeout). ``sentinel`` is the
     absolute path of the grader's sentinel module and its function names: they are collected
-    whatever the task's ``python_functions`` says. ``workspace`` is the task's tree (hook
-    implementations from its non-conftest files are tampering).
+    whatever the task's ``python_functions`` says. ``patched`` are the absolute paths of the
+    files the patch changed: hook implementations or test functions whose code comes from one
+    of them are tampering.
     """
 
     def __init__(
@@ -49,14 +50,14 @@ class Observer:
         nonce: str,
         skip: int = 0,
         sentinel: tuple[str, tuple[str, ...]] | None = None,
-        workspace: str | None = None,
+        patched: tuple[str, ...] = (),
     ) -> None:
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
         fd = sink if isinstance(sink, int) else os.open(sink, flags)
         guarded = machinery.snapshot()
         from _pytest.reports import TestReport
 
-        state = {"index": skip - 1, "hooks": None, "seen": set(), "config": None}
+        state = {"index": skip - 1, "hooks": None, "seen": set(), "config": None, "items": {}}
         sentinel_file, sentinel_names = sentinel or ("", ())
 
         def emit(record: dict) -> None:
@@ -69,6 +70,12 @@ class Observer:
             found = machinery.changes(guarded, own)
             if report is not None and _type(report) is not TestReport:
                 found.append(f"report of type {_type(report).__name__}")
+            if report is not None:
+                for item, snap in state["items"].get(report.nodeid, ()):
+                    if machinery.item_identity(item) != snap:
+                        found.append(f"test item {report.nodeid}")
+            if state["config"] is not None:
+                found += machinery.manager_changes(state["config"], guarded)
             if state["hooks"] is not None:
                 found += machinery.hook_changes(state["hooks"], state["config"])
             new = [f for f in found if f not in state["seen"]]
@@ -103,13 +110,19 @@ class Observer:
                 config.hook.pytest_deselected(items=items[:skip])
                 items[:] = items[skip:]
 
+        changed_files = frozenset(os.path.realpath(p) for p in patched)
+
         def pytest_collection_finish(session) -> None:
-            if workspace:
-                foreign = machinery.foreign_hook_impls(session.config, workspace)
-                if foreign:
-                    state["seen"].update(foreign)
-                    emit({"event": "tampering", "what": foreign})
+            foreign = machinery.foreign_hook_impls(session.config, changed_files)
+            foreign += machinery.foreign_test_functions(session.items, changed_files)
+            if foreign:
+                state["seen"].update(foreign)
+                emit({"event": "tampering", "what": foreign})
             state["hooks"] = machinery.hook_impls(session.config)
+            for item in session.items:
+                state["items"].setdefault(item.nodeid, []).append(
+                    (item, machinery.item_identity(item))
+                )
             check()
 
         def pytest_runtest_logstart(nodeid, location) -> None:

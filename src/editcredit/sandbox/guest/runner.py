@@ -74,7 +74,7 @@ def _child(req: dict, fd: int, skip: int, tests: list[str], extra: list[str], lo
             if sentinel
             else None
         ),
-        workspace=workspace if req.get("guard", True) else None,
+        patched=tuple(os.path.join(workspace, p) for p in req.get("patched", [])),
     )
     code = pytest.main([*tests, *PYTEST_FLAGS, *extra, f"--rootdir={workspace}"], plugins=[plugin])
     sys.stdout.flush()
