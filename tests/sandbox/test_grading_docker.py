@@ -10,6 +10,7 @@ from taskfactory import CALC_BUG, CONFIG, make_calc_task
 from editcredit.grading.grader import grade_patch, grade_tree
 from editcredit.sandbox.docker_backend import count_sandbox_containers
 from editcredit.sandbox.factory import make_sandbox
+from editcredit.sandbox.limits import LimitSettings
 from editcredit.sandbox.patches import diff_trees
 
 FORCE_PASS_CONFTEST = """import pytest
@@ -95,24 +96,44 @@ def test_symlink_patch_does_not_apply(docker_sandbox, calc_task):
     assert "symlink" in report.reason
 
 
-def test_infinite_loop_is_an_infrastructure_failure_and_leaves_no_container(box):
+def test_infinite_loop_is_a_valid_0_with_a_timeout_and_leaves_no_container(box):
+    task = make_calc_task(timeout_s=10)
+    loop = diff_trees(
+        {"calc.py": CALC_BUG},
+        {"calc.py": CALC_BUG.replace("return a - b", "while True:\n        pass")},
+    )
+    box.limit_settings = LimitSettings(floor_s=1.0, collect_floor_s=3.0)
+    before = count_sandbox_containers()
+    start = time.monotonic()
+    report = grade_patch(task, loop, box)
+    elapsed = time.monotonic() - start
+    assert (report.outcome, report.verdict, report.resolved) == ("verdict", "valid_0", 0)
+    assert "timeout" in report.reason
+    assert report.tests["test_calc.py::test_add"]["status"] == "timeout"
+    assert report.tests["test_calc.py::test_mul"]["status"] == "passed"  # the run went on
+    assert elapsed < 10 + 10
+    # the sandbox is still usable afterwards
+    assert grade_patch(task, task.patch, box).resolved == 1
+    box.close()
+    assert count_sandbox_containers() <= before - (1 if box.mode == "warm" else 0)
+
+
+def test_a_run_past_its_whole_limit_is_an_infrastructure_failure(docker_sandbox):
+    """Per-test limits above the run's own limit: the whole run is killed, no verdict."""
     task = make_calc_task(timeout_s=3)
     loop = diff_trees(
         {"calc.py": CALC_BUG},
         {"calc.py": CALC_BUG.replace("return a - b", "while True:\n        pass")},
     )
-    before = count_sandbox_containers()
-    start = time.monotonic()
-    report = grade_patch(task, loop, box)
-    elapsed = time.monotonic() - start
+    saved = docker_sandbox.limit_settings
+    docker_sandbox.limit_settings = LimitSettings(floor_s=60.0, collect_floor_s=60.0)
+    try:
+        report = grade_patch(task, loop, docker_sandbox)
+    finally:
+        docker_sandbox.limit_settings = saved
     assert report.outcome == "infrastructure_failure"
     assert report.verdict is None and report.resolved is None
-    assert "timeout" in report.reason
-    assert elapsed < 3 + 10
-    # the sandbox is still usable afterwards
-    assert grade_patch(task, task.patch, box).resolved == 1
-    box.close()
-    assert count_sandbox_containers() <= before - (1 if box.mode == "warm" else 0)
+    assert "exceeded its limit" in report.reason
 
 
 def test_fork_bomb_and_network_are_contained(docker_sandbox, calc_task):

@@ -75,8 +75,14 @@ def grade_tree(
 ) -> GradingReport:
     """Run the tests on the task's tree with ``patch`` applied (an empty patch runs the base
     tree: the empty control of METHOD §7) and judge the observations."""
+    return judge_run(task, patch, sandbox.grade(task, patch), f_weight, g_weight)
+
+
+def judge_run(
+    task: Task, patch: str, run: SandboxReport, f_weight: float = 0.25, g_weight: float = 0.25
+) -> GradingReport:
+    """The grading report of a sandbox run of ``patch`` on ``task``."""
     base = _identity(task, patch)
-    run = sandbox.grade(task, patch)
     if not run.patch_applied:
         return GradingReport(
             **base,

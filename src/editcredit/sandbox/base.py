@@ -19,8 +19,8 @@ from editcredit.sandbox.limits import (
     GoldTimes,
     GoldTimesBook,
     LimitSettings,
+    per_test_limits,
     run_budget_s,
-    test_limits,
 )
 from editcredit.sandbox.observations import ItemObservation, Observations, read_observations
 from editcredit.sandbox.patches import PatchFormatError, split_patch
@@ -173,15 +173,18 @@ class Sandbox(ABC):
         one gold run (``test_limits.measure_gold``), else the floors."""
         settings = self.limit_settings
         if not self.gold_times.known(task.instance_id) and settings.measure_gold:
-            self.gold_times.put(task.instance_id, self.measure(task))
-        return test_limits(self.gold_times.get(task.instance_id), settings, self.timeout_factor)
+            self.measure_gold(task)
+        times = self.gold_times.get(task.instance_id)
+        return per_test_limits(times, settings, self.timeout_factor)
 
-    def measure(self, task: Task) -> GoldTimes | None:
-        """Time the gold patch's run (held to the whole-run limit only)."""
+    def measure_gold(self, task: Task) -> SandboxReport:
+        """Run the gold patch held to the whole-run limit only and record its times (the
+        control rule's gold control is this run)."""
         report = self._grade(task, task.patch, None)
-        if report.run_status != "finished" or not report.observations.finished:
-            return None
-        return GoldTimes.from_timings(report.timings)
+        finished = report.run_status == "finished" and report.observations.finished
+        times = GoldTimes.from_timings(report.timings) if finished else None
+        self.gold_times.put(task.instance_id, times)
+        return report
 
     def _grade(self, task: Task, patch: str, limits: dict[str, Any] | None) -> SandboxReport:
         start = time.monotonic()

@@ -60,7 +60,7 @@ class GoldTimes:
         return cls(float(timings["collect_s"]), {k: float(v) for k, v in timings["tests"].items()})
 
 
-def test_limits(
+def per_test_limits(
     gold: GoldTimes | None, settings: LimitSettings, timeout_factor: float = 1.0
 ) -> dict[str, Any]:
     """The ``limits`` of a guest request: per-test seconds, a default, collection, the cap."""
