@@ -219,7 +219,7 @@ class Sandbox(ABC):
                 limits=limits,
                 sentinel=sentinels.guest(),
                 budget_s=run_budget_s(timeout_s, limits),
-                patched=patched_paths(patch),
+                patched=patched_paths(patch, {*outcome.dropped_paths, *task.test_paths}),
             )
             result = self._run_task(task, request)
             observations = read_observations(out / "observations.jsonl", nonce)
@@ -295,12 +295,14 @@ class Sandbox(ABC):
         self.close()
 
 
-def patched_paths(patch: str) -> tuple[str, ...]:
-    """The tree paths a patch touches (code from them is checked in the test process)."""
+def patched_paths(patch: str, restored: set[str]) -> tuple[str, ...]:
+    """The tree paths a patch changed, less the ``restored`` ones (test files, dropped
+    protected paths): code from them is checked in the test process."""
     try:
-        return tuple(dict.fromkeys(p for section in split_patch(patch) for p in section.paths))
+        paths = [p for section in split_patch(patch) for p in section.paths]
     except PatchFormatError:
         return ()
+    return tuple(p for p in dict.fromkeys(paths) if p not in restored)
 
 
 def write_sentinels(tree: Path, sentinels: Sentinels) -> None:
