@@ -39,6 +39,7 @@ class GradingReport(BaseModel):
     tests: dict[str, dict[str, Any]] = {}
     dropped_paths: list[str] = []
     tampering: bool = False
+    infra_cause: str = ""
     sandbox: SandboxReport | None = None
 
 
@@ -97,7 +98,7 @@ def judge_run(
             dropped_paths=run.dropped_paths,
             sandbox=run,
         )
-    infra = _infra_reason(run)
+    cause, infra = _infra_reason(run)
     if infra:
         return GradingReport(
             **base,
@@ -105,6 +106,7 @@ def judge_run(
             verdict=None,
             resolved=None,
             reason=infra,
+            infra_cause=cause,
             dropped_paths=run.dropped_paths,
             sandbox=run,
         )
@@ -150,25 +152,27 @@ def evidence(run: SandboxReport) -> RunEvidence:
     )
 
 
-def _infra_reason(run: SandboxReport) -> str:
-    """Why the run gave no verdict ('' when it did): it did not finish, or a timeout did not
-    reproduce on a rerun alone (then the slowness was not the patch's doing)."""
+def _infra_reason(run: SandboxReport) -> tuple[str, str]:
+    """(cause, reason) of a run that gave no verdict (('', '') when it did): it did not
+    finish, or a timeout did not reproduce on a rerun alone (the slowness was not the
+    patch's doing)."""
     if run.run_status == "finished":
         if run.collect_timeout is not None and not run.collect_timeout.reproduced:
-            return (
+            return "collect_timeout_not_reproduced", (
                 "infrastructure failure: collection exceeded its limit "
                 f"({run.collect_timeout.limit_s:g}s) but not on a rerun"
             )
         flaky = [t.nodeid for t in run.timeouts if not t.reproduced]
         if flaky:
-            return (
+            return "timeout_not_reproduced", (
                 "infrastructure failure: per-test timeout that did not reproduce on a rerun "
                 f"alone: {', '.join(flaky[:5])}"
             )
-        return ""
+        return "", ""
     reasons = {
         "timeout": f"timeout: the test run exceeded its limit ({run.seconds:.1f}s elapsed)",
         "sandbox_died": "sandbox died before finishing",
         "no_report": "no report: the observer wrote no records",
     }
-    return "infrastructure failure: " + reasons.get(run.run_status, run.run_status)
+    cause = "run_timeout" if run.run_status == "timeout" else run.run_status
+    return cause, "infrastructure failure: " + reasons.get(run.run_status, run.run_status)
