@@ -41,6 +41,7 @@ def test_limits_from_gold_times(gold, timeout_factor, tests, default_s, collect_
         "default_s": default_s,
         "collect_s": collect_s,
         "max_timeouts": 2,
+        "gold_timed": gold is not None,
     }
 
 

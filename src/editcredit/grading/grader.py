@@ -162,6 +162,11 @@ def _infra_reason(run: SandboxReport) -> tuple[str, str]:
                 "infrastructure failure: collection exceeded its limit "
                 f"({run.collect_timeout.limit_s:g}s) but not on a rerun"
             )
+        if run.collect_timeout is not None and not (run.limits or {}).get("gold_timed"):
+            return "collect_timeout_without_gold_times", (
+                "infrastructure failure: collection exceeded its limit, and the task's gold run "
+                "gave no collection time to hold it to"
+            )
         flaky = [t.nodeid for t in run.timeouts if not t.reproduced]
         if flaky:
             return "timeout_not_reproduced", (

@@ -63,7 +63,8 @@ class GoldTimes:
 def per_test_limits(
     gold: GoldTimes | None, settings: LimitSettings, timeout_factor: float = 1.0
 ) -> dict[str, Any]:
-    """The ``limits`` of a guest request: per-test seconds, a default, collection, the cap."""
+    """The ``limits`` of a guest request: per-test seconds, a default, collection, the cap;
+    ``gold_timed``: the task's gold run collected and ran in time (its times are known)."""
     tests = gold.tests if gold else {}
     slowest = max(tests.values(), default=0.0)
 
@@ -77,6 +78,7 @@ def per_test_limits(
             gold.collect_s if gold else 0.0, settings.collect_factor, settings.collect_floor_s
         ),
         "max_timeouts": int(settings.max_timeouts),
+        "gold_timed": gold is not None,
     }
 
 
