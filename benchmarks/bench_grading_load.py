@@ -1,6 +1,7 @@
 """Load never decides a score: the same gold and hostile patches graded unloaded and loaded.
 
-Loaded: twice as many grading workers as cores plus one CPU burner per core. Unloaded: one
+Loaded: twice as many grading workers as cores plus ``--burners-per-core`` CPU burners per
+core, with the gold times measured unloaded (as the control rule records them). Unloaded: one
 worker per core. Patches: gold of the first ``--tasks`` tasks of the frozen minibugs suite; for
 the first ``--loops`` of them the gold fix plus an infinite loop at the top of the fixed
 function; and the crafted primes task's gold, loops (in called code, in a fixture, at import)
@@ -96,12 +97,13 @@ def grade_with_attempts(box, task: Task, patch: str, attempts: int) -> dict:
     return {"final": tries[-1], "attempts": tries}
 
 
-def condition(name: str, work, sandbox_cfg: dict, workers: int, burners: int, attempts: int):
+def condition(name, work, sandbox_cfg, workers, burners, attempts, gold_times=None):
+    """Grade every job with ``workers`` sandboxes while ``burners`` processes spin."""
     procs = [multiprocessing.Process(target=burn, daemon=True) for _ in range(burners)]
     for p in procs:
         p.start()
     try:
-        with SandboxPool("docker", sandbox_cfg, workers) as pool:
+        with SandboxPool("docker", sandbox_cfg, workers, gold_times) as pool:
             start = time.monotonic()
             results = pool.map(
                 lambda box, job: grade_with_attempts(box, job[1], job[2], attempts), work, name
@@ -111,7 +113,13 @@ def condition(name: str, work, sandbox_cfg: dict, workers: int, burners: int, at
         for p in procs:
             p.kill()
             p.join()
-    return {"workers": workers, "burners": burners, "wall_s": round(wall, 1), "results": results}
+    return {
+        "workers": workers,
+        "burners": burners,
+        "wall_s": round(wall, 1),
+        "results": results,
+        "gold_times": pool.gold_times,
+    }
 
 
 def summary(cond: dict, names: list[str]) -> dict:
@@ -138,6 +146,7 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=10)
     parser.add_argument("--loops", type=int, default=3)
     parser.add_argument("--attempts", type=int, default=2)
+    parser.add_argument("--burners-per-core", type=int, default=1)
     parser.add_argument("--suite-dir", default=str(ROOT / "data" / "frozen" / "minibugs"))
     args = parser.parse_args()
     config = load_config(ROOT / "config" / "config.yaml")
@@ -147,7 +156,11 @@ def main() -> None:
     cores = os.cpu_count() or 1
     cfg = config["sandbox"]
     unloaded = condition("unloaded", work, cfg, cores, 0, args.attempts)
-    loaded = condition("loaded", work, cfg, 2 * cores, cores, args.attempts)
+    # the gold times measured unloaded hold under load (as the control rule's would)
+    burners = args.burners_per_core * cores
+    loaded = condition(
+        "loaded", work, cfg, 2 * cores, burners, args.attempts, unloaded["gold_times"]
+    )
     mismatches = [
         {"job": n, "unloaded": u["final"]["verdict"], "loaded": v["final"]["verdict"]}
         for n, u, v in zip(names, unloaded["results"], loaded["results"], strict=True)
