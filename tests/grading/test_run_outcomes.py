@@ -112,3 +112,11 @@ def test_wrong_sentinel_is_tampering_and_sentinels_are_not_counted():
     report = judge_run(TASK, TASK.patch, bad)
     assert report.tampering and "sentinel that must fail reported passed" in report.reason
     assert set(report.tests) == set(IDS)
+    # nothing is read from forged reports
+    assert (report.Y, report.F, report.G, report.U) == (None, None, None, None)
+
+
+def test_y_is_1_only_for_a_valid_1():
+    report = judge_run(TASK, TASK.patch, run(returned=False))
+    assert report.verdict == "unresolved"
+    assert (report.Y, report.F, report.G, report.U) == (0, 1.0, 0, 0.25)

@@ -40,6 +40,6 @@ def terminal_reward(
     if in_episode_failures:
         return RewardComponents(None, fmt, None, None, True, "in_episode_infra")
     y = int(report.resolved == 1)
-    regression = int(report.G == 1) if report.G is not None else 0
+    regression = int(report.G == 1) if report.G is not None and not report.tampering else 0
     reward = y + format_penalty * fmt + regression_penalty * regression
     return RewardComponents(y, fmt, regression, reward, False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -22,7 +23,9 @@ class GradingReport(BaseModel):
     sandbox died, the whole run exceeded its limit, no report, or a per-test or collection
     timeout that did not reproduce on a rerun alone): an attempt failure, never a score.
     ``tampering``: the verdict is unresolved because the test process's reports were forged
-    (wrong sentinels, changed reporting machinery); training scores it as a format error.
+    (wrong sentinels, changed reporting machinery); training scores it as a format error and
+    Y, F, G, U are None (nothing can be read from forged reports: a counterfactual query on it
+    is unavailable). ``Y`` is 1 only for a ``valid_1`` verdict.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -112,6 +115,11 @@ def judge_run(
         )
     verdict = judge(task.FAIL_TO_PASS, task.PASS_TO_PASS, run.observations.items, evidence(run))
     score = training_score(task.FAIL_TO_PASS, task.PASS_TO_PASS, verdict.tests, f_weight, g_weight)
+    if verdict.kind != "valid_1" and score.Y:  # every expected id passed, the run incomplete
+        score = replace(score, Y=0, U=score.U - 1)
+    Y, F, G, U = score.Y, score.F, score.G, score.U
+    if verdict.tampering:  # forged reports: no training quantity can be read from them
+        Y = F = G = U = None
     reason = verdict.reason
     if run.dropped_paths:
         reason += f" (dropped changes to protected paths: {', '.join(run.dropped_paths)})"
@@ -121,10 +129,10 @@ def judge_run(
         verdict=verdict.kind,
         resolved=verdict.resolved,
         reason=reason,
-        Y=score.Y,
-        F=score.F,
-        G=score.G,
-        U=score.U,
+        Y=Y,
+        F=F,
+        G=G,
+        U=U,
         tests={
             i: {"status": t.status, "members": t.members, "xfail_not_run": t.xfail_not_run}
             for i, t in verdict.tests.items()
