@@ -177,6 +177,21 @@ def _swap():
         _time.sleep(0.001)
 _t.Thread(target=_swap, daemon=True).start()
 """,
+    "trace function rewriting pytest's locals": """
+import sys as _sys
+def _tracer(frame, event, arg):
+    if frame.f_code.co_name == "from_item_and_call":
+        def _local(frame, event, arg):
+            if event == "line" and frame.f_locals.get("outcome") == "failed":
+                frame.f_locals["outcome"] = "passed"
+                frame.f_locals["longrepr"] = None
+            return _local
+        return _local
+    return None
+_sys.settrace(_tracer)
+import threading as _threading
+_threading.settrace(_tracer)
+""",
     "records forged into the observer's channel, then os._exit": """
 import gc as _gc, json as _json, os as _os, types as _types
 def _forge():
@@ -212,6 +227,18 @@ _os._exit(0)
 """,
 }
 
+#: Not a forgery: the code under test signals the grading server (process 1 of the container,
+#: the runner's parent) to turn its own failure into a died sandbox (masked, not scored).
+SIGNAL_SERVER = """
+import os as _os, signal as _signal
+for _sig in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGKILL):
+    for _pid in (1, _os.getppid()):
+        try:
+            _os.kill(_pid, _sig)
+        except OSError:
+            pass
+"""
+
 LOOP_IN_CALLED_CODE = "loop in code the tests call"
 LOOP_IN_FIXTURE = "loop in code a fixture calls"
 LOOP_AT_IMPORT = "loop at import (collection)"
@@ -228,6 +255,10 @@ LOOPS = {
 def forgery_patches() -> dict[str, str]:
     """name -> a patch that forges reports (and fixes nothing)."""
     return {name: _patch(code.lstrip() + "\n\n" + PRIMES_BUG) for name, code in FORGERIES.items()}
+
+
+def signal_server_patch() -> str:
+    return _patch(SIGNAL_SERVER.lstrip() + "\n\n" + PRIMES_BUG)
 
 
 def loop_patches() -> dict[str, str]:

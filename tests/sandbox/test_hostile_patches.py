@@ -16,6 +16,7 @@ from hostilefactory import (
     forgery_patches,
     loop_patches,
     make_primes_task,
+    signal_server_patch,
 )
 from taskfactory import CONFIG
 
@@ -31,6 +32,9 @@ LIMITS = {"floor_s": 1.5, "collect_floor_s": 3.0, "max_timeouts": 2}
 #: routes the observer's integrity checks name as tampering; the other one is undone by the
 #: runner (it writes the records it received itself) and ends unresolved for want of evidence
 TAMPERING = set(FORGERIES) - {"observation and done files overwritten"}
+#: a trace function is refused whether or not its rewrite of pytest's locals took effect
+#: (outcome is not rewritten on this interpreter; longrepr is)
+NOT_SHOWN_EFFECTIVE = {"trace function rewriting pytest's locals"}
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +76,8 @@ def test_forgery_from_inside_the_test_process_never_scores_1(hostile_box, primes
     # the forgery worked on the records: judged by its items alone it would be a valid 1
     items = report.sandbox.observations.items
     raw = judge(primes_task.FAIL_TO_PASS, primes_task.PASS_TO_PASS, items)
-    assert raw.kind == ("valid_1" if route in TAMPERING else "unresolved")
+    if route not in NOT_SHOWN_EFFECTIVE:
+        assert raw.kind == ("valid_1" if route in TAMPERING else "unresolved")
     if report.tampering:
         assert report.reason.startswith("tampering:")
         reward = terminal_reward(report, format_error=False)
@@ -125,3 +130,9 @@ def test_a_timeout_that_does_not_reproduce_alone_is_an_attempt_failure(hostile_b
     assert report.sandbox.timeouts[0].nodeid == "test_primes.py::test_is_prime"
     assert not report.sandbox.timeouts[0].reproduced
     assert terminal_reward(report, format_error=False).masked
+
+
+def test_the_grading_server_cannot_be_stopped_from_inside(hostile_box, primes_task):
+    report = grade_patch(primes_task, signal_server_patch(), hostile_box)
+    assert (report.outcome, report.verdict) == ("verdict", "valid_0"), report.reason
+    assert grade_patch(primes_task, primes_task.patch, hostile_box).resolved == 1

@@ -32,6 +32,7 @@ GUARDED = (
     ("_pytest.reports", "BaseReport.failed"),
     ("_pytest.reports", "BaseReport.skipped"),
     ("_pytest.reports", "CollectReport"),
+    ("_pytest.runner", "TestReport"),
     ("_pytest.runner", "call_and_report"),
     ("_pytest.runner", "runtestprotocol"),
     ("_pytest.runner", "call_runtest_hook"),
@@ -43,6 +44,7 @@ GUARDED = (
     ("_pytest.runner", "check_interactive_exception"),
     ("_pytest.runner", "CallInfo"),
     ("_pytest.runner", "CallInfo.from_call"),
+    ("_pytest.runner", "CallInfo.__init__"),
     ("_pytest.runner", "SetupState.setup"),
     ("_pytest.runner", "SetupState.teardown_exact"),
     ("_pytest.skipping", "pytest_runtest_makereport"),
@@ -157,6 +159,17 @@ def changes(before: dict, extra: dict | None = None) -> list[str]:
     for key, (obj, code) in (extra or {}).items():
         if _code_of(obj) is not code:
             out.append(key)
+    return out
+
+
+def tracing() -> list[str]:
+    """A trace or profile function can rewrite the locals of pytest's report construction
+    without replacing any object: none may be set while tests are reported."""
+    out = []
+    if sys.gettrace() is not None:
+        out.append("sys.settrace")
+    if sys.getprofile() is not None:
+        out.append("sys.setprofile")
     return out
 
 

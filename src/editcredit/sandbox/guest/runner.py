@@ -50,6 +50,7 @@ PYTEST_FLAGS = [
 def _child(req: dict, fd: int, skip: int, tests: list[str], extra: list[str], log_mode: int):
     """Runs in the forked child: isolate, then run pytest with the observer writing to ``fd``."""
     os.setsid()
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     out_dir = req["out_dir"]
     log = os.open(os.path.join(out_dir, "pytest.log"), os.O_WRONLY | os.O_CREAT | log_mode)
     os.dup2(log, 1)
@@ -355,7 +356,12 @@ def warm_up() -> None:
 
 
 def serve(spool: str) -> None:
-    """Process requests in name order until SPOOL/control/stop exists."""
+    """Process requests in name order until SPOOL/control/stop exists.
+
+    In a container the server is process 1, which a test process can only signal with
+    signals it handles: SIGINT (Python's KeyboardInterrupt) is ignored, so no test can stop
+    the server (a died sandbox would be an infrastructure failure: masked, not scored)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     warm_up()
     requests = os.path.join(spool, "requests")
     control = os.path.join(spool, "control")
@@ -374,6 +380,7 @@ def serve(spool: str) -> None:
 
 def main(argv: list[str]) -> int:
     if len(argv) == 2 and argv[0] == "once":
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # as serve(): the tests cannot stop it
         run_request(_load(argv[1]))
         return 0
     if len(argv) == 2 and argv[0] == "serve":
