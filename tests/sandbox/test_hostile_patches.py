@@ -136,3 +136,17 @@ def test_the_grading_server_cannot_be_stopped_from_inside(hostile_box, primes_ta
     report = grade_patch(primes_task, signal_server_patch(), hostile_box)
     assert (report.outcome, report.verdict) == ("verdict", "valid_0"), report.reason
     assert grade_patch(primes_task, primes_task.patch, hostile_box).resolved == 1
+
+
+def test_a_suites_own_tracer_and_monkeypatching_are_not_tampering(hostile_box, primes_task):
+    """Tracers and monkeypatches from the frozen test files are the task's, not the patch's."""
+    tests = primes_task.files["test_primes.py"] + (
+        "\n\ndef test_traced(monkeypatch):\n"
+        "    import json, sys\n"
+        "    monkeypatch.setattr(json, 'dumps', lambda *a, **k: 'x')\n"
+        "    sys.settrace(lambda *a: None)\n"
+        "    assert json.dumps(1) == 'x'\n"
+    )
+    task = primes_task.model_copy(update={"files": {**primes_task.files, "test_primes.py": tests}})
+    report = grade_patch(task, task.patch, hostile_box)
+    assert (report.verdict, report.tampering) == ("valid_1", False), report.reason

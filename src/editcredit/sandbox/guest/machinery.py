@@ -162,14 +162,20 @@ def changes(before: dict, extra: dict | None = None) -> list[str]:
     return out
 
 
-def tracing() -> list[str]:
+def tracing(patched: frozenset[str]) -> list[str]:
     """A trace or profile function can rewrite the locals of pytest's report construction
-    without replacing any object: none may be set while tests are reported."""
+    without replacing any object: none from a file the patch changed (or from no file) may
+    be set while tests are reported (a test suite's own tracer, or coverage's, may)."""
     out = []
-    if sys.gettrace() is not None:
-        out.append("sys.settrace")
-    if sys.getprofile() is not None:
-        out.append("sys.setprofile")
+    for name, func in (("sys.settrace", sys.gettrace()), ("sys.setprofile", sys.getprofile())):
+        if func is None:
+            continue
+        code = _code_of(func) or _code_of(type(func).__dict__.get("__call__"))
+        if code is None:  # a tracer in C (coverage's): no Python of the patch's
+            continue
+        filename = code.co_filename or ""
+        if not os.path.isabs(filename) or _in(filename, patched):
+            out.append(f"{name} from {filename or '?'}")
     return out
 
 

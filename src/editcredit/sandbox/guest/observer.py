@@ -67,7 +67,7 @@ class Observer:
                 data = data[_os_write(fd, data) :]
 
         def check(report=None) -> list[str]:
-            found = machinery.changes(guarded, own) + machinery.tracing()
+            found = machinery.changes(guarded, own) + machinery.tracing(changed_files)
             if report is not None and _type(report) is not TestReport:
                 found.append(f"report of type {_type(report).__name__}")
             if report is not None:
