@@ -125,6 +125,22 @@ for _o in _gc.get_objects():
         _o.pluginmanager.register(_Forger(), "forger")
         break
 """,
+    "pytest's python plugin unregistered (tests pass without running)": """
+import gc as _gc
+for _o in _gc.get_objects():
+    if type(_o).__name__ == "Config" and hasattr(_o, "pluginmanager"):
+        _pm = _o.pluginmanager
+        _python = _pm.get_plugin("python")
+        _orig = _python.pytest_pyfunc_call
+        _pm.unregister(name="python")
+        import types as _types
+        _shim = _types.ModuleType("_shim")
+        for _name in dir(_python):
+            if _name.startswith("pytest_") and _name != "pytest_pyfunc_call":
+                setattr(_shim, _name, getattr(_python, _name))
+        _pm.register(_shim, "python")
+        break
+""",
     "Function.runtest": """
 import _pytest.python as _py
 _py.Function.runtest = lambda self: None

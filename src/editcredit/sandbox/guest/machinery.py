@@ -6,9 +6,9 @@ which an outcome travels from a test function to the observer's record: the repo
 its constructors, the runner's protocol functions, the function-call path, pluggy's hook
 calling and the JSON encoder the observer uses (its raw write is captured at import). The
 standard library in general is not guarded: tests legitimately monkeypatch it. After
-collection it also snapshots every hook implementation on the reporting hooks and refuses
-implementations whose code lives in the task's tree outside a ``conftest.py``.
-:func:`changes` lists what differs.
+configuration it snapshots every hook implementation on the reporting hooks (none may be
+removed or swapped; one added from a file the patch changed is refused), after collection each
+test item's function; :func:`changes` lists what differs.
 
 Standard library and pytest only (mounted into the sandbox; never imports editcredit).
 """
@@ -210,18 +210,21 @@ def manager_changes(config, before: dict) -> list[str]:
     return out
 
 
-def hook_changes(before: dict, config) -> list[str]:
+def hook_changes(before: dict, config, patched: frozenset[str]) -> list[str]:
+    """Since configuration (before any task code): a hook caller replaced, an implementation
+    removed or its function (or code) swapped, or one added from a file the patch changed.
+    (An implementation added by the suite's own code, e.g. a test's plugin, is the task's.)"""
     now = hook_impls(config)
     out = []
     for name, (caller, impls) in before.items():
         cur_caller, cur_impls = now[name]
         if cur_caller is not caller:
             out.append(f"hook {name}: caller replaced")
-        elif len(cur_impls) != len(impls) or any(
-            a[0] != b[0] or a[1] is not b[1] or a[2] is not b[2]
-            for a, b in zip(cur_impls, impls, strict=False)
-        ):
-            out.append(f"hook {name}: implementations changed")
+            continue
+        current = {(i[0], id(i[1]), id(i[2])) for i in cur_impls}
+        if any((i[0], id(i[1]), id(i[2])) not in current for i in impls):
+            out.append(f"hook {name}: implementation removed or swapped")
+    out += [f for f in foreign_hook_impls(config, patched) if f not in out]
     return out
 
 
@@ -230,8 +233,16 @@ def _filename(obj) -> str:
     return getattr(code, "co_filename", "") or ""
 
 
+_REAL: dict[str, str] = {}
+
+
 def _in(filename: str, patched: frozenset[str]) -> bool:
-    return os.path.isabs(filename) and os.path.realpath(filename) in patched
+    if not os.path.isabs(filename):
+        return False
+    real = _REAL.get(filename)
+    if real is None:
+        real = _REAL[filename] = os.path.realpath(filename)
+    return real in patched
 
 
 def foreign_hook_impls(config, patched: frozenset[str]) -> list[str]:

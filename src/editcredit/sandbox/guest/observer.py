@@ -77,7 +77,7 @@ class Observer:
             if state["config"] is not None:
                 found += machinery.manager_changes(state["config"], guarded)
             if state["hooks"] is not None:
-                found += machinery.hook_changes(state["hooks"], state["config"])
+                found += machinery.hook_changes(state["hooks"], state["config"], changed_files)
             new = [f for f in found if f not in state["seen"]]
             if new:
                 state["seen"].update(new)
@@ -87,6 +87,8 @@ class Observer:
         def pytest_configure(config) -> None:
             config.option.maxfail = 0  # every test is observed (a task's -x would stop early)
             state["config"] = config
+            # pytest's own plugins are registered by now, no task code imported yet
+            state["hooks"] = machinery.hook_impls(config)
 
         def pytest_sessionstart(session) -> None:
             emit({"event": "session_start"})
@@ -118,7 +120,6 @@ class Observer:
             if foreign:
                 state["seen"].update(foreign)
                 emit({"event": "tampering", "what": foreign})
-            state["hooks"] = machinery.hook_impls(session.config)
             for item in session.items:
                 state["items"].setdefault(item.nodeid, []).append(
                     (item, machinery.item_identity(item))
