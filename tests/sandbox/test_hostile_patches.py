@@ -21,11 +21,13 @@ from hostilefactory import (
 from taskfactory import CONFIG
 
 from editcredit.agent.reward import terminal_reward
+from editcredit.grading.controls import run_controls
 from editcredit.grading.grader import grade_patch
 from editcredit.grading.verdicts import judge
 from editcredit.sandbox.factory import make_sandbox
 from editcredit.sandbox.patches import diff_trees
 
+IDS = {*make_primes_task().FAIL_TO_PASS, *make_primes_task().PASS_TO_PASS}
 #: small floors keep the loops short; the mechanism is the same at the defaults
 LIMITS = {"floor_s": 1.5, "collect_floor_s": 3.0, "max_timeouts": 2}
 
@@ -153,3 +155,29 @@ def test_a_suites_own_tracer_and_monkeypatching_are_not_tampering(hostile_box, p
     task = primes_task.model_copy(update={"files": {**primes_task.files, "test_primes.py": tests}})
     report = grade_patch(task, task.patch, hostile_box)
     assert (report.verdict, report.tampering) == ("valid_1", False), report.reason
+
+
+def test_the_gold_control_records_the_times_the_limits_come_from(docker_ready, primes_task):
+    with make_sandbox("docker", {**CONFIG["sandbox"], "test_limits": LIMITS}) as box:
+        control = run_controls(primes_task, box)
+        timings = control["gold"]["sandbox"]["timings"]
+        assert set(timings["tests"]) == set(IDS) and timings["collect_s"] > 0
+        assert control["gold"]["sandbox"]["limits"] is None  # the gold run is not held to them
+        assert not control["flagged"], control["deviations"]
+        # the empty control (and every later grading) is held to limits from those times
+        times = load_gold_times_from([control])
+        assert box.gold_times.get(primes_task.instance_id) == times[primes_task.instance_id]
+        assert control["empty"]["sandbox"]["limits"]["gold_timed"]
+
+
+def load_gold_times_from(controls):
+    import json
+    import tempfile
+    from pathlib import Path
+
+    from editcredit.sandbox.limits import load_gold_times
+
+    with tempfile.TemporaryDirectory() as tmp:
+        for c in controls:
+            Path(tmp, f"{c['instance_id']}.json").write_text(json.dumps(c))
+        return load_gold_times(tmp)
