@@ -47,8 +47,9 @@ def test_limits_from_gold_times(gold, timeout_factor, tests, default_s, collect_
 
 def test_budget_covers_the_allowed_timeouts_and_their_reruns():
     limits = limits_of(GoldTimes(0.5, {"a": 2.0}), SETTINGS)
-    # 2 timeouts x 2 x (20 + 10) + 1 each, plus a collection rerun of 10 + 1
-    assert run_budget_s(30.0, limits) == 30.0 + 2 * 61.0 + 11.0
+    # a test still within its 20 s at the run's limit, 2 timeouts x 2 x (20 + 10) + 1 each,
+    # plus a collection rerun of 10 + 1
+    assert run_budget_s(30.0, limits) == 30.0 + 20.0 + 2 * 61.0 + 11.0
     assert run_budget_s(30.0, None) == 30.0
 
 

@@ -83,14 +83,15 @@ def per_test_limits(
 
 
 def run_budget_s(timeout_s: float, limits: dict[str, Any] | None) -> float:
-    """Wall-clock cap of the whole guest run: the run's own limit, plus for each allowed
-    per-test timeout the timed-out test, a new collection, and its rerun alone, plus a
-    collection rerun."""
+    """Wall-clock cap of the whole guest run: the run's own limit, plus a test (or collection)
+    still within its own limit at the run's limit, plus for each allowed per-test timeout the
+    timed-out test, a new collection, and its rerun alone, plus a collection rerun."""
     if not limits:
         return timeout_s
     longest = max([limits["default_s"], *limits["tests"].values()])
     per_timeout = 2 * (longest + limits["collect_s"]) + 1.0
-    return timeout_s + limits["max_timeouts"] * per_timeout + limits["collect_s"] + 1.0
+    last = max(longest, limits["collect_s"])
+    return timeout_s + last + limits["max_timeouts"] * per_timeout + limits["collect_s"] + 1.0
 
 
 def load_gold_times(controls_dir: str | Path) -> dict[str, GoldTimes]:

@@ -95,6 +95,7 @@ class Session:
         self.collect_s: float | None = None
         self.durations: dict[int, tuple[str, float]] = {}
         self.timed_out: dict | None = None
+        self.grace: int | str | None = None  # what was running when the run's limit passed
 
 
 def _limit_of(limits: dict | None, nodeid: str, never: float) -> float:
@@ -107,6 +108,7 @@ def _limit_of(limits: dict | None, nodeid: str, never: float) -> float:
 def run_session(
     req: dict,
     deadline: float,
+    hard: float | None = None,
     skip: int = 0,
     tests: list[str] | None = None,
     extra: list[str] = (),
@@ -114,7 +116,10 @@ def run_session(
 ) -> Session:
     """Fork one pytest process and watch its records as they arrive: kill its process group
     when collection exceeds ``limits.collect_s``, an item exceeds its own limit, or the clock
-    passes ``deadline``. The records are kept in order; the runner's own clock times them."""
+    passes ``deadline`` (the whole run's limit; it waits for a collection or an item still
+    within its own limit, up to ``hard``). The records are kept in order; the runner's own
+    clock times them."""
+    hard = deadline if hard is None else hard
     limits = req.get("limits")
     tests = list(req["tests"]) if tests is None else tests
     read_fd, write_fd = os.pipe()
@@ -153,18 +158,28 @@ def run_session(
             s.exit_code = os.waitstatus_to_exitcode(wait_status)
             pid = None
             break
-        if now > deadline:
+        collecting = bool(limits) and s.collected is None
+        item_limit = _limit_of(limits, current[1], 0) if current is not None else 0.0
+        if now > hard:
             s.end = "timeout"
-        elif limits and s.collected is None and now - start > float(limits["collect_s"]):
+        elif collecting and now - start > float(limits["collect_s"]):
             s.end = "collect_timeout"
-        elif current is not None and now - current[2] > _limit_of(limits, current[1], now):
+        elif current is not None and limits and now - current[2] > item_limit:
             s.end = "item_timeout"
             s.timed_out = {
                 "index": current[0],
                 "nodeid": current[1],
                 "seconds": round(now - current[2], 3),
-                "limit_s": _limit_of(limits, current[1], now),
+                "limit_s": item_limit,
             }
+        elif now > deadline:
+            # the collection or the test running at the run's limit is waited for, until its
+            # own limit; nothing after it starts
+            running = "collection" if collecting else current[0] if current else None
+            if s.grace is None:
+                s.grace = running if limits else "none"
+            if running is None or running != s.grace:
+                s.end = "timeout"
         if s.end != "finished":
             break
     if pid is not None:
@@ -227,7 +242,7 @@ def run_request(req: dict, warm: bool = False) -> dict:
     status, exit_code, skip, collect_timeout = "finished", None, 0, None
     log_mode = os.O_TRUNC
     while True:
-        s = run_session(req, min(deadline, hard), skip=skip, log_mode=log_mode)
+        s = run_session(req, deadline, hard, skip=skip, log_mode=log_mode)
         log_mode = os.O_APPEND
         lines.append(json.dumps({"event": "segment", "skip": skip, "nonce": req["nonce"]}))
         lines += s.lines
