@@ -59,6 +59,25 @@ def test_grade_a_patch_file_locally(task_file, tmp_path):
     assert "weaker" in report["sandbox"]["isolation"]
 
 
+def test_grade_holds_tests_to_the_controls_recorded_gold_times(task_file, tmp_path):
+    controls = tmp_path / "controls"
+    controls.mkdir()
+    task = make_calc_task()
+    timings = {"collect_s": 0.1, "tests": {"test_calc.py::test_add": 2.0}}
+    record = {"instance_id": task.instance_id, "gold": {"sandbox": {"timings": timings}}}
+    (controls / f"{task.instance_id}.json").write_text(json.dumps(record))
+    patch = tmp_path / "fix.diff"
+    patch.write_text(task.patch)
+    args = ["grade", "--task", str(task_file), "--patch", str(patch), "--backend", "local"]
+    report = json.loads(run_cli(*args, "--controls", str(controls)).stdout)
+    limits = report["sandbox"]["limits"]
+    # factor 10 x 2.0 s for the timed test; the slowest timed test's limit for the others
+    assert limits["tests"] == {"test_calc.py::test_add": 20.0} and limits["default_s"] == 20.0
+    assert limits["collect_s"] == 10.0 and limits["gold_timed"]
+    assert report["resolved"] == 1
+    one_error_line(run_cli(*args, "--controls", str(tmp_path / "nope")), "--controls", "nope")
+
+
 def test_malformed_task_file(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({**make_calc_task().model_dump(mode="json"), "FAIL_TO_PASS": []}))

@@ -66,7 +66,17 @@ def cmd_grade(args: argparse.Namespace) -> int:
     else:
         patch = ""  # the empty control: run the base tree's tests
     grading = config.get("grading", {})
-    with make_sandbox(args.backend, config["sandbox"]) as sandbox:
+    book = None
+    if args.controls:
+        from editcredit.sandbox.limits import GoldTimesBook, load_gold_times
+
+        if not Path(args.controls).is_dir():
+            raise UsageError(f"--controls {args.controls}: no such directory")
+        try:
+            book = GoldTimesBook(load_gold_times(args.controls))
+        except ValueError as exc:
+            raise UsageError(f"--controls: {exc}") from None
+    with make_sandbox(args.backend, config["sandbox"], book) as sandbox:
         report = grade_tree(
             task, patch, sandbox, grading.get("f_weight", 0.25), grading.get("g_weight", 0.25)
         )
@@ -131,6 +141,11 @@ def build_parser() -> argparse.ArgumentParser:
     which.add_argument("--gold", action="store_true", help="grade the task's gold patch")
     grade.add_argument("--backend", default="docker", help="docker (default) or local")
     grade.add_argument("--config", default=DEFAULT_CONFIG)
+    grade.add_argument(
+        "--controls",
+        help="the control rule's per-task directory (results/controls/SUITE/tasks): per-test "
+        "limits from its recorded gold-run times (default: one gold run measures them)",
+    )
     grade.set_defaults(func=cmd_grade)
     export = sub.add_parser("export-task", help="write one frozen task as TASK.json")
     export.add_argument("--suite", required=True)

@@ -105,3 +105,16 @@ def test_observations_never_show_the_sandbox_work_directory(message, shown):
     from editcredit.agent.minibugs_env import _WORKDIR
 
     assert _WORKDIR.sub("", message) == shown
+
+
+def test_infrastructure_failures_of_the_episodes_test_runs_are_counted(local_sandbox):
+    from editcredit.evaluation.faults import FaultySandbox
+
+    env = MinibugsEnv(FaultySandbox(local_sandbox, rate=1.0), max_turns=6)
+    env.reset(make_calc_task())
+    obs, _ = env.step("run")
+    assert "infrastructure" in obs
+    env.step("run")
+    assert env.infra_failures == 2
+    env.reset(make_calc_task())
+    assert env.infra_failures == 0

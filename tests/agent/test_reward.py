@@ -8,7 +8,7 @@ from editcredit.agent.reward import terminal_reward
 from editcredit.grading.grader import GradingReport
 
 
-def report(outcome="verdict", resolved=0, G=0):
+def report(outcome="verdict", resolved=0, G=0, **extra):
     return GradingReport(
         instance_id="t",
         patch_sha256="x",
@@ -17,6 +17,7 @@ def report(outcome="verdict", resolved=0, G=0):
         resolved=resolved,
         reason="",
         G=G,
+        **extra,
     )
 
 
@@ -39,3 +40,40 @@ def test_reward_table(resolved, G, fmt, reward):
 def test_infrastructure_failure_is_masked_not_zero():
     r = terminal_reward(report(outcome="infrastructure_failure", resolved=None, G=None), False)
     assert r.masked and r.reward is None and r.Y is None
+
+
+@pytest.mark.parametrize(
+    "rep,fmt,in_episode,reward,masked,cause",
+    [
+        # only infrastructure failures are masked, each with its cause
+        (
+            report("infrastructure_failure", None, None, infra_cause="sandbox_died"),
+            0,
+            0,
+            None,
+            True,
+            "sandbox_died",
+        ),
+        (
+            report("infrastructure_failure", None, None, infra_cause="timeout_not_reproduced"),
+            0,
+            0,
+            None,
+            True,
+            "timeout_not_reproduced",
+        ),
+        # an infrastructure failure in one of the episode's own test runs: as evaluation
+        # discards such an episode, training masks it
+        (report(resolved=1), 0, 1, None, True, "in_episode_infra"),
+        # tampering scores the format penalty: never masked, never 1
+        (report(resolved=None, tampering=True), 0, 0, -0.5, False, ""),
+        (report(resolved=None, tampering=True), 1, 0, -0.5, False, ""),
+        # a patch-caused timeout is an ordinary failure (a valid 0, scored)
+        (report(resolved=0, G=1), 0, 0, -0.25, False, ""),
+    ],
+)
+def test_masking_and_tampering(rep, fmt, in_episode, reward, masked, cause):
+    r = terminal_reward(rep, bool(fmt), in_episode_failures=in_episode)
+    assert (r.reward, r.masked, r.mask_cause) == (reward, masked, cause)
+    if rep.tampering:
+        assert (r.Y, r.format_error) == (0, 1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from editcredit.grading.utility import training_score
-from editcredit.grading.verdicts import item_status, judge
+from editcredit.grading.verdicts import RunEvidence, item_status, judge, sentinel_problems
 from editcredit.sandbox.observations import ItemObservation, PhaseRecord
 
 
@@ -171,3 +171,113 @@ def test_training_score(f_status, p_status, Y, F, G, U):
     score = training_score(f_ids, p_ids, tests)
     assert (score.Y, score.F, score.G) == (Y, F, G)
     assert score.U == pytest.approx(U, abs=1e-12)
+
+
+# --- METHOD §6: timeouts, tampering and completeness (RunEvidence), row by row
+
+STARTED = ((S, "passed"),)  # an item killed at its own limit during its call
+
+
+@pytest.mark.parametrize(
+    "items,evidence,kind,reason_part",
+    [
+        # a reproduced per-test timeout is a FAILED call with reason timeout
+        (
+            [item("t.py::f", *STARTED), item("t.py::p", *PASSED)],
+            RunEvidence(timed_out=frozenset({"t.py::f"})),
+            "valid_0",
+            "timeout (reproduced alone): t.py::f",
+        ),
+        # ... even when the item was killed before any phase was reported (a fixture loop)
+        (
+            [item("t.py::p", *PASSED)],
+            RunEvidence(timed_out=frozenset({"t.py::f"})),
+            "valid_0",
+            "timeout",
+        ),
+        # a timed-out parametrization counts for its family
+        (
+            [item("t.py::f[a]", *PASSED), item("t.py::f[b]", *STARTED), item("t.py::p", *PASSED)],
+            RunEvidence(timed_out=frozenset({"t.py::f[b]"})),
+            "valid_0",
+            "timeout",
+        ),
+        # a collection that timed out (and did again) is the patch's failure: never 1, never infra
+        ([], RunEvidence(collect_timeout=True), "valid_0", "timeout: collection"),
+        # tampering wins over everything, even over a FAILED witness
+        (
+            [item("t.py::f", *FAILED), item("t.py::p", *PASSED)],
+            RunEvidence(tampering=("sentinel that must fail reported passed",)),
+            "unresolved",
+            "tampering: sentinel that must fail",
+        ),
+        (
+            [item("t.py::f", *PASSED), item("t.py::p", *PASSED)],
+            RunEvidence(timed_out=frozenset({"t.py::p"}), tampering=("changed x",)),
+            "unresolved",
+            "tampering: changed x",
+        ),
+        # all expected passed but the process ended before its session finished: no 1
+        (
+            [item("t.py::f", *PASSED), item("t.py::p", *PASSED)],
+            RunEvidence(complete=False),
+            "unresolved",
+            "incomplete",
+        ),
+        # ... while a FAILED witness still decides a valid 0
+        (
+            [item("t.py::f", *FAILED), item("t.py::p", *PASSED)],
+            RunEvidence(complete=False),
+            "valid_0",
+            "failed: t.py::f",
+        ),
+        ([item("t.py::f", *PASSED), item("t.py::p", *PASSED)], RunEvidence(), "valid_1", "all"),
+    ],
+)
+def test_judge_evidence_rows(items, evidence, kind, reason_part):
+    verdict = judge(F2P, P2P, items, evidence)
+    assert verdict.kind == kind
+    assert reason_part in verdict.reason
+    assert verdict.tampering == reason_part.startswith("tampering")
+
+
+def test_a_timeout_is_not_passing_in_the_training_score():
+    items = [item("t.py::f", *PASSED), item("t.py::p", *STARTED)]
+    verdict = judge(F2P, P2P, items, RunEvidence(timed_out=frozenset({"t.py::p"})))
+    assert verdict.tests["t.py::p"].status == "timeout"
+    assert training_score(F2P, P2P, verdict.tests) == training_score(
+        F2P, P2P, judge(F2P, P2P, [item("t.py::f", *PASSED), item("t.py::p", *FAILED)]).tests
+    )
+
+
+SENTINELS = {"s.py::a": "must_pass", "s.py::b": "must_fail"}
+
+
+@pytest.mark.parametrize(
+    "items,complete,problems",
+    [
+        ([item("s.py::a", *PASSED), item("s.py::b", *FAILED)], True, []),
+        (
+            [item("s.py::a", *PASSED), item("s.py::b", *PASSED)],
+            True,
+            ["sentinel that must fail reported passed"],
+        ),
+        (
+            [item("s.py::a", *FAILED), item("s.py::b", *FAILED)],
+            True,
+            ["sentinel that must pass reported failed"],
+        ),
+        (
+            [item("s.py::a", *PASSED)],
+            True,
+            ["sentinel that must fail reported missing"],
+        ),
+        # a run stopped early (timeout cap, crash) never reached them: not a forgery
+        ([item("s.py::a", *PASSED)], False, []),
+        ([], False, []),
+        # but a wrong report is wrong whether or not the session finished
+        ([item("s.py::b", *PASSED)], False, ["sentinel that must fail reported passed"]),
+    ],
+)
+def test_sentinel_problems(items, complete, problems):
+    assert sentinel_problems(SENTINELS, items, complete) == problems

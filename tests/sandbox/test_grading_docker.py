@@ -5,11 +5,12 @@ from __future__ import annotations
 import time
 
 import pytest
-from taskfactory import CALC_BUG, CONFIG, make_calc_task
+from taskfactory import CALC_BUG, CALC_FIXED, CONFIG, make_calc_task
 
 from editcredit.grading.grader import grade_patch, grade_tree
 from editcredit.sandbox.docker_backend import count_sandbox_containers
 from editcredit.sandbox.factory import make_sandbox
+from editcredit.sandbox.limits import LimitSettings
 from editcredit.sandbox.patches import diff_trees
 
 FORCE_PASS_CONFTEST = """import pytest
@@ -95,24 +96,58 @@ def test_symlink_patch_does_not_apply(docker_sandbox, calc_task):
     assert "symlink" in report.reason
 
 
-def test_infinite_loop_is_an_infrastructure_failure_and_leaves_no_container(box):
+def test_infinite_loop_is_a_valid_0_with_a_timeout_and_leaves_no_container(box):
+    task = make_calc_task(timeout_s=10)
+    loop = diff_trees(
+        {"calc.py": CALC_BUG},
+        {"calc.py": CALC_BUG.replace("return a - b", "while True:\n        pass")},
+    )
+    box.limit_settings = LimitSettings(floor_s=1.0, collect_floor_s=3.0)
+    before = count_sandbox_containers()
+    start = time.monotonic()
+    report = grade_patch(task, loop, box)
+    elapsed = time.monotonic() - start
+    assert (report.outcome, report.verdict, report.resolved) == ("verdict", "valid_0", 0)
+    assert "timeout" in report.reason
+    assert report.tests["test_calc.py::test_add"]["status"] == "timeout"
+    assert report.tests["test_calc.py::test_mul"]["status"] == "passed"  # the run went on
+    assert elapsed < 10 + 10
+    # the sandbox is still usable afterwards
+    assert grade_patch(task, task.patch, box).resolved == 1
+    box.close()
+    assert count_sandbox_containers() <= before - (1 if box.mode == "warm" else 0)
+
+
+def test_a_loop_is_the_patchs_failure_even_past_the_runs_own_limit(docker_sandbox):
+    """Per-test limit (4 s) above the run's limit (3 s): the looping test is waited for until
+    its own limit, then the run goes on; never an infrastructure failure."""
     task = make_calc_task(timeout_s=3)
     loop = diff_trees(
         {"calc.py": CALC_BUG},
         {"calc.py": CALC_BUG.replace("return a - b", "while True:\n        pass")},
     )
-    before = count_sandbox_containers()
-    start = time.monotonic()
-    report = grade_patch(task, loop, box)
-    elapsed = time.monotonic() - start
+    saved = docker_sandbox.limit_settings
+    docker_sandbox.limit_settings = LimitSettings(floor_s=4.0, collect_floor_s=3.0)
+    try:
+        report = grade_patch(task, loop, docker_sandbox)
+    finally:
+        docker_sandbox.limit_settings = saved
+    assert (report.outcome, report.verdict) == ("verdict", "valid_0"), report.reason
+    assert report.tests["test_calc.py::test_add"]["status"] == "timeout"
+    assert report.tests["test_calc.py::TestMore::test_mul"]["status"] == "passed"
+
+
+def test_a_run_past_its_whole_limit_is_an_infrastructure_failure(docker_sandbox):
+    """Every test slow but within its own limit, the run as a whole past its limit: no verdict
+    (a test still within its own limit is waited for; the next one is not started)."""
+    task = make_calc_task(timeout_s=3)
+    slow = CALC_FIXED.replace('"""Sum."""', '"""Sum."""\n    import time\n    time.sleep(1)')
+    slow = slow.replace("    return a * b", "    import time\n    time.sleep(1)\n    return a * b")
+    report = grade_patch(task, diff_trees({"calc.py": CALC_BUG}, {"calc.py": slow}), docker_sandbox)
     assert report.outcome == "infrastructure_failure"
     assert report.verdict is None and report.resolved is None
-    assert "timeout" in report.reason
-    assert elapsed < 3 + 10
-    # the sandbox is still usable afterwards
-    assert grade_patch(task, task.patch, box).resolved == 1
-    box.close()
-    assert count_sandbox_containers() <= before - (1 if box.mode == "warm" else 0)
+    assert "exceeded its limit" in report.reason and report.infra_cause == "run_timeout"
+    assert not report.sandbox.timeouts
 
 
 def test_fork_bomb_and_network_are_contained(docker_sandbox, calc_task):

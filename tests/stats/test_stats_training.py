@@ -94,6 +94,23 @@ def test_health_summary():
     assert none_sent["cf_availability"] is None
 
 
+def test_masked_rollouts_are_counted_by_cause():
+    m = metrics(
+        [1, 2, 3],
+        masked_share=[0.3, 0.1, 0.0],
+        masked_by_cause=[
+            '{"sandbox_died": 2, "timeout_not_reproduced": 1}',
+            '{"sandbox_died": 1}',
+            "{}",
+        ],
+    )
+    h = run_health(m)
+    assert h["masked_by_cause"] == {"sandbox_died": 3, "timeout_not_reproduced": 1}
+    assert h["masked_share"] == pytest.approx(4 / 30)
+    # metrics written before the column existed count nothing (never a crash)
+    assert run_health(metrics([1]))["masked_by_cause"] == {}
+
+
 def rollouts(rows) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["instance_id", "step", "sample", "Y", "masked"])
 

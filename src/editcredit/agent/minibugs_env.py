@@ -33,6 +33,8 @@ def summarize_report(report: GradingReport) -> str:
         return "tests: the test run failed (infrastructure); try again or submit"
     if report.verdict == "patch_does_not_apply":
         return "tests: the tree could not be prepared"
+    if report.tampering:
+        return "tests: the run's reports were tampered with (none can be trusted)"
     statuses = {i: t["status"] for i, t in report.tests.items()}
     bad = sorted(i for i, s in statuses.items() if s != "passed")
     head = f"tests: {len(statuses) - len(bad)} passed, {len(bad)} failed"
@@ -80,6 +82,7 @@ class MinibugsEnv(Environment):
         self.store: dict[str, str] = {content_hash(t): t for t in self.tree.values()}
         self.begin_episode()
         self.test_runs = 0
+        self.infra_failures = 0  # test runs that failed for infrastructure reasons
         return self.initial_observation(task)
 
     def initial_observation(self, task: Task) -> str:
@@ -104,9 +107,9 @@ class MinibugsEnv(Environment):
                 record.changes, observation = self._edit(action)
             elif action.kind == "run":
                 self.test_runs += 1
-                observation = summarize_report(
-                    grade_tree(self._task, self.final_patch(), self.sandbox)
-                )
+                report = grade_tree(self._task, self.final_patch(), self.sandbox)
+                self.infra_failures += report.outcome == "infrastructure_failure"
+                observation = summarize_report(report)
             else:
                 observation = "submitted"
                 self.end("submit")

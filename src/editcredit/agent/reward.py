@@ -11,8 +11,12 @@ from editcredit.grading.grader import GradingReport
 class RewardComponents:
     """Y, the format-error and PASS_TO_PASS-regression indicators, and the reward.
 
-    ``masked`` marks a rollout whose final grading failed for infrastructure reasons: it is
-    masked out of the loss, never scored 0 (METHOD §5); its reward is None.
+    ``masked`` marks a rollout whose final grading failed for infrastructure reasons, or one
+    of whose own test runs did (``in_episode_infra``: the agent saw a broken observation, as
+    evaluation discards such an episode): it is masked out of the loss, never scored 0
+    (METHOD §5); its reward is None and ``mask_cause`` says why. A patch that
+    tampered with the test process's reports is scored as a format error (never masked,
+    never 1); a patch-caused timeout is an ordinary failure (METHOD §6).
     """
 
     Y: int | None
@@ -20,6 +24,7 @@ class RewardComponents:
     p2p_regression: int | None
     reward: float | None
     masked: bool
+    mask_cause: str = ""
 
 
 def terminal_reward(
@@ -27,11 +32,14 @@ def terminal_reward(
     format_error: bool,
     format_penalty: float = -0.5,
     regression_penalty: float = -0.25,
+    in_episode_failures: int = 0,
 ) -> RewardComponents:
-    fmt = int(format_error)
+    fmt = int(format_error or report.tampering)
     if report.outcome == "infrastructure_failure":
-        return RewardComponents(None, fmt, None, None, True)
+        return RewardComponents(None, fmt, None, None, True, report.infra_cause or "unknown")
+    if in_episode_failures:
+        return RewardComponents(None, fmt, None, None, True, "in_episode_infra")
     y = int(report.resolved == 1)
-    regression = int(report.G == 1) if report.G is not None else 0
+    regression = int(report.G == 1) if report.G is not None and not report.tampering else 0
     reward = y + format_penalty * fmt + regression_penalty * regression
     return RewardComponents(y, fmt, regression, reward, False)

@@ -41,6 +41,7 @@ TRAJECTORY_SCHEMA = pa.schema(
         ("p2p_regression", pa.int8()),
         ("reward", pa.float64()),
         ("masked", pa.bool_()),
+        ("mask_cause", pa.string()),  # why a masked rollout is masked ('' when not)
     ]
 )
 

@@ -38,7 +38,14 @@ from editcredit.evaluation.scoring import scores_record
 from editcredit.evaluation.slots import TaskSlots, slot_record, slots_rows, write_slots_parquet
 
 #: Sandbox settings that change what a grading means (workers and docker mode do not).
-SANDBOX_IDENTITY_KEYS = ("backend", "image", "timeout_factor", "mem_limit", "pids_limit")
+SANDBOX_IDENTITY_KEYS = (
+    "backend",
+    "image",
+    "timeout_factor",
+    "mem_limit",
+    "pids_limit",
+    "test_limits",
+)
 
 
 def plan_job(

@@ -6,7 +6,7 @@ from collections import Counter
 from typing import Any
 
 from editcredit.data.task import Task
-from editcredit.grading.grader import GradingReport, grade_tree
+from editcredit.grading.grader import GradingReport, grade_tree, judge_run
 from editcredit.sandbox.base import Sandbox
 
 EXPECTED = {"gold": 1, "empty": 0}
@@ -24,9 +24,14 @@ def deviation(kind: str, report: GradingReport) -> str | None:
 
 
 def run_controls(task: Task, sandbox: Sandbox) -> dict[str, Any]:
-    """Grade the gold patch and the base tree (no patch, tests run); flag deviations."""
+    """Grade the gold patch and the base tree (no patch, tests run); flag deviations.
+
+    The gold run is held to the task's whole-run limit only and records the task's gold-run
+    times (``gold.sandbox.timings``: collection and per-test seconds, read back by
+    :func:`editcredit.sandbox.limits.load_gold_times`); the empty control already runs under
+    the per-test limits derived from them."""
     reports = {
-        "gold": grade_tree(task, task.patch, sandbox),
+        "gold": judge_run(task, task.patch, sandbox.measure_gold(task)),
         "empty": grade_tree(task, "", sandbox),
     }
     deviations = [d for kind, r in reports.items() if (d := deviation(kind, r))]

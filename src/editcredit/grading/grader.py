@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from editcredit.data.task import Task
 from editcredit.grading.utility import training_score
-from editcredit.grading.verdicts import judge
+from editcredit.grading.verdicts import RunEvidence, judge, sentinel_problems
 from editcredit.sandbox.base import Sandbox, SandboxReport
 
 ReportVerdict = Literal["valid_1", "valid_0", "unresolved", "empty_patch", "patch_does_not_apply"]
@@ -19,7 +20,12 @@ class GradingReport(BaseModel):
     """The grading record of one (task, patch).
 
     ``outcome`` is ``verdict`` when the run produced one, or ``infrastructure_failure`` (the
-    sandbox died, timed out, or wrote no report): an attempt failure, never a score.
+    sandbox died, the whole run exceeded its limit, no report, or a per-test or collection
+    timeout that did not reproduce on a rerun alone): an attempt failure, never a score.
+    ``tampering``: the verdict is unresolved because the test process's reports were forged
+    (wrong sentinels, changed reporting machinery); training scores it as a format error and
+    Y, F, G, U are None (nothing can be read from forged reports: a counterfactual query on it
+    is unavailable). ``Y`` is 1 only for a ``valid_1`` verdict.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -35,6 +41,8 @@ class GradingReport(BaseModel):
     U: float | None = None
     tests: dict[str, dict[str, Any]] = {}
     dropped_paths: list[str] = []
+    tampering: bool = False
+    infra_cause: str = ""
     sandbox: SandboxReport | None = None
 
 
@@ -71,8 +79,14 @@ def grade_tree(
 ) -> GradingReport:
     """Run the tests on the task's tree with ``patch`` applied (an empty patch runs the base
     tree: the empty control of METHOD §7) and judge the observations."""
+    return judge_run(task, patch, sandbox.grade(task, patch), f_weight, g_weight)
+
+
+def judge_run(
+    task: Task, patch: str, run: SandboxReport, f_weight: float = 0.25, g_weight: float = 0.25
+) -> GradingReport:
+    """The grading report of a sandbox run of ``patch`` on ``task``."""
     base = _identity(task, patch)
-    run = sandbox.grade(task, patch)
     if not run.patch_applied:
         return GradingReport(
             **base,
@@ -87,18 +101,25 @@ def grade_tree(
             dropped_paths=run.dropped_paths,
             sandbox=run,
         )
-    if run.run_status != "finished":
+    cause, infra = _infra_reason(run)
+    if infra:
         return GradingReport(
             **base,
             outcome="infrastructure_failure",
             verdict=None,
             resolved=None,
-            reason=_infra_reason(run),
+            reason=infra,
+            infra_cause=cause,
             dropped_paths=run.dropped_paths,
             sandbox=run,
         )
-    verdict = judge(task.FAIL_TO_PASS, task.PASS_TO_PASS, run.observations.items)
+    verdict = judge(task.FAIL_TO_PASS, task.PASS_TO_PASS, run.observations.items, evidence(run))
     score = training_score(task.FAIL_TO_PASS, task.PASS_TO_PASS, verdict.tests, f_weight, g_weight)
+    if verdict.kind != "valid_1" and score.Y:  # every expected id passed, the run incomplete
+        score = replace(score, Y=0, U=score.U - 1)
+    Y, F, G, U = score.Y, score.F, score.G, score.U
+    if verdict.tampering:  # forged reports: no training quantity can be read from them
+        Y = F = G = U = None
     reason = verdict.reason
     if run.dropped_paths:
         reason += f" (dropped changes to protected paths: {', '.join(run.dropped_paths)})"
@@ -108,23 +129,63 @@ def grade_tree(
         verdict=verdict.kind,
         resolved=verdict.resolved,
         reason=reason,
-        Y=score.Y,
-        F=score.F,
-        G=score.G,
-        U=score.U,
+        Y=Y,
+        F=F,
+        G=G,
+        U=U,
         tests={
             i: {"status": t.status, "members": t.members, "xfail_not_run": t.xfail_not_run}
             for i, t in verdict.tests.items()
         },
         dropped_paths=run.dropped_paths,
+        tampering=verdict.tampering,
         sandbox=run,
     )
 
 
-def _infra_reason(run: SandboxReport) -> str:
+def evidence(run: SandboxReport) -> RunEvidence:
+    """The run's evidence beyond its items: confirmed timeouts, completeness, integrity."""
+    obs = run.observations
+    complete = obs.finished and obs.returned
+    tampering = [f"changed {what}" for what in dict.fromkeys(obs.tampering)]
+    if obs.finished and obs.machinery == "changed" and not tampering:
+        tampering.append("reporting machinery changed")
+    if run.sentinels:
+        tampering += sentinel_problems(run.sentinels, run.sentinel_items, complete)
+    return RunEvidence(
+        timed_out=frozenset(t.nodeid for t in run.timeouts if t.reproduced),
+        collect_timeout=run.collect_timeout is not None and run.collect_timeout.reproduced,
+        complete=complete,
+        tampering=tuple(tampering[:8]),
+    )
+
+
+def _infra_reason(run: SandboxReport) -> tuple[str, str]:
+    """(cause, reason) of a run that gave no verdict (('', '') when it did): it did not
+    finish, or a timeout did not reproduce on a rerun alone (the slowness was not the
+    patch's doing)."""
+    if run.run_status == "finished":
+        if run.collect_timeout is not None and not run.collect_timeout.reproduced:
+            return "collect_timeout_not_reproduced", (
+                "infrastructure failure: collection exceeded its limit "
+                f"({run.collect_timeout.limit_s:g}s) but not on a rerun"
+            )
+        if run.collect_timeout is not None and not (run.limits or {}).get("gold_timed"):
+            return "collect_timeout_without_gold_times", (
+                "infrastructure failure: collection exceeded its limit, and the task's gold run "
+                "gave no collection time to hold it to"
+            )
+        flaky = [t.nodeid for t in run.timeouts if not t.reproduced]
+        if flaky:
+            return "timeout_not_reproduced", (
+                "infrastructure failure: per-test timeout that did not reproduce on a rerun "
+                f"alone: {', '.join(flaky[:5])}"
+            )
+        return "", ""
     reasons = {
         "timeout": f"timeout: the test run exceeded its limit ({run.seconds:.1f}s elapsed)",
         "sandbox_died": "sandbox died before finishing",
         "no_report": "no report: the observer wrote no records",
     }
-    return "infrastructure failure: " + reasons.get(run.run_status, run.run_status)
+    cause = "run_timeout" if run.run_status == "timeout" else run.run_status
+    return cause, "infrastructure failure: " + reasons.get(run.run_status, run.run_status)

@@ -10,6 +10,12 @@ Pure functions: no sandbox, no I/O. An expected id's *status* is one of
 ``skipped``    skipped in setup or call
 ``incomplete`` the item's reports stop before teardown (the process ended)
 ``missing``    no collected item maps to the id
+``timeout``    the item exceeded its own per-test limit, and did again on a rerun alone (the
+               runner outside the test process killed it): a FAILED call, reason ``timeout``
+
+Beyond the items, :class:`RunEvidence` carries what the runner saw from outside the test
+process (confirmed timeouts, a collection that timed out, whether the session completed) and
+what the integrity checks found (a changed reporting machinery, wrong sentinels).
 """
 
 from __future__ import annotations
@@ -20,11 +26,14 @@ from typing import Literal
 
 from editcredit.sandbox.observations import ItemObservation
 
-Status = Literal["passed", "failed", "error", "xfail", "xpass", "skipped", "incomplete", "missing"]
+Status = Literal[
+    "passed", "failed", "timeout", "error", "xfail", "xpass", "skipped", "incomplete", "missing"
+]
 VerdictKind = Literal["valid_1", "valid_0", "unresolved"]
 
 #: Worst first: a family's status is the worst status of its members.
 SEVERITY: dict[str, int] = {
+    "timeout": 8,
     "failed": 7,
     "error": 6,
     "xpass": 5,
@@ -89,42 +98,118 @@ class TestOutcome:
 
 
 def expected_statuses(
-    expected_ids: Iterable[str], items: list[ItemObservation]
+    expected_ids: Iterable[str],
+    items: list[ItemObservation],
+    timed_out: frozenset[str] | set[str] = frozenset(),
 ) -> dict[str, TestOutcome]:
+    """Each expected id's worst member status; ``timed_out`` items are ``timeout``."""
     out = {}
     for expected in expected_ids:
         members = family_members(expected, items)
-        statuses = [(m.nodeid, item_status(m)) for m in members]
+        statuses = [
+            (m.nodeid, "timeout" if m.nodeid in timed_out else item_status(m)) for m in members
+        ]
+        statuses += [
+            (n, "timeout")
+            for n in sorted(timed_out)
+            if n not in {m.nodeid for m in members} and n in _family_ids(expected, [n])
+        ]
         worst = max((s for _, s in statuses), key=SEVERITY.__getitem__, default="missing")
         not_run = any(p.xfail_not_run for m in members for p in m.phases)
         out[expected] = TestOutcome(expected, worst, statuses, not_run)
     return out
 
 
+def _family_ids(expected_id: str, nodeids: Iterable[str]) -> list[str]:
+    return [
+        n
+        for n in nodeids
+        if n == expected_id or ("[" not in expected_id and n.startswith(expected_id + "["))
+    ]
+
+
+@dataclass(frozen=True)
+class RunEvidence:
+    """What a run says beyond its items.
+
+    ``timed_out``: items killed at their own limit whose rerun alone timed out again;
+    ``collect_timeout``: collection exceeded its limit, and did again on a rerun;
+    ``complete``: the last session finished and pytest returned to the runner;
+    ``tampering``: changed reporting machinery or wrong sentinels (see :func:`sentinel_problems`).
+    """
+
+    timed_out: frozenset[str] = frozenset()
+    collect_timeout: bool = False
+    complete: bool = True
+    tampering: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True)
 class Verdict:
-    """The verdict of a finished run: valid 1, valid 0, or unresolved (None) with a reason."""
+    """The verdict of a finished run: valid 1, valid 0, or unresolved (None) with a reason.
+    ``tampering``: unresolved because the test process's reports cannot be trusted."""
 
     kind: VerdictKind
     resolved: int | None
     reason: str
     tests: dict[str, TestOutcome]
+    tampering: bool = False
+
+
+SENTINEL_WANT = {"must_pass": "passed", "must_fail": "failed"}
+
+
+def sentinel_problems(
+    roles: dict[str, str], items: list[ItemObservation], complete: bool
+) -> list[str]:
+    """Sentinels reported otherwise than they must be. One that was never reported is a
+    problem only when the session completed (a run stopped early never reached it)."""
+    status = {i.nodeid: item_status(i) for i in items}
+    problems = []
+    for nodeid, role in sorted(roles.items()):
+        got = status.get(nodeid, "missing")
+        if got == SENTINEL_WANT[role] or (got in ("missing", "incomplete") and not complete):
+            continue
+        problems.append(f"sentinel that {role.replace('_', ' ')} reported {got}")
+    return problems
 
 
 def judge(
-    fail_to_pass: list[str], pass_to_pass: list[str], items: list[ItemObservation]
+    fail_to_pass: list[str],
+    pass_to_pass: list[str],
+    items: list[ItemObservation],
+    evidence: RunEvidence | None = None,
 ) -> Verdict:
-    """METHOD §6: success needs complete evidence; a FAILED call is an independent witness
-    of a valid 0; any other gap (error, xfail, xpass, skipped, missing) is unresolved."""
-    tests = expected_statuses([*fail_to_pass, *pass_to_pass], items)
+    """METHOD §6: untrustworthy reports (tampering) are unresolved; success needs complete
+    evidence; a FAILED call (or a reproduced per-test timeout, or a reproduced collection
+    timeout) is an independent witness of a valid 0; any other gap (error, xfail, xpass,
+    skipped, missing, a session that did not complete) is unresolved."""
+    ev = evidence or RunEvidence()
+    expected = [*fail_to_pass, *pass_to_pass]
+    if ev.collect_timeout:
+        tests = {i: TestOutcome(i, "timeout") for i in expected}
+    else:
+        tests = expected_statuses(expected, items, ev.timed_out)
+    if ev.tampering:
+        return Verdict("unresolved", None, f"tampering: {'; '.join(ev.tampering)}", tests, True)
+    if ev.collect_timeout:
+        reason = "timeout: collection exceeded its limit, and did again on a rerun"
+        return Verdict("valid_0", 0, reason, tests)
     failed = sorted(i for i, t in tests.items() if t.status == "failed")
-    if failed:
-        return Verdict("valid_0", 0, f"failed: {_short(failed)}", tests)
+    timeouts = sorted(i for i, t in tests.items() if t.status == "timeout")
+    if failed or timeouts:
+        parts = [f"failed: {_short(failed)}"] if failed else []
+        if timeouts:
+            parts.append(f"timeout (reproduced alone): {_short(timeouts)}")
+        return Verdict("valid_0", 0, "; ".join(parts), tests)
     gaps = sorted((i, t.status) for i, t in tests.items() if t.status != "passed")
     if gaps:
         reason = "; ".join(f"{status}: {i}" for i, status in gaps[:5])
         if len(gaps) > 5:
             reason += f"; ... {len(gaps) - 5} more"
+        return Verdict("unresolved", None, reason, tests)
+    if not ev.complete:
+        reason = "incomplete: the test process ended before its session finished"
         return Verdict("unresolved", None, reason, tests)
     return Verdict("valid_1", 1, "all expected tests passed", tests)
 

@@ -48,7 +48,9 @@ def suite_context(summaries: Sequence[Record]) -> list[dict[str, Any]]:
 
 def health_context(training: Sequence[Record]) -> list[dict[str, Any]]:
     """One row per arm: the pooled health summary of its runs."""
-    return [{"arm": t["arm"], "runs": t["runs"], **t["health"]} for t in training]
+    return [
+        {"arm": t["arm"], "runs": t["runs"], "masked_by_cause": {}, **t["health"]} for t in training
+    ]
 
 
 def failures_context(training: Sequence[Record]) -> list[dict[str, Any]]:

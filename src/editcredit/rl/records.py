@@ -46,6 +46,7 @@ METRICS_SCHEMA = pa.schema(
         ("micro_batches", pa.int32()),
         ("rollouts", pa.int32()),
         ("masked_share", _F),
+        ("masked_by_cause", pa.string()),  # JSON: cause -> masked rollouts of the step
         ("format_error_rate", _F),
         ("p2p_regression_rate", _F),
         ("context_budget_rate", _F),

@@ -136,6 +136,7 @@ class RolloutWorker:
                 fmt,
                 self.reward_cfg["format_penalty"],
                 self.reward_cfg["regression_penalty"],
+                in_episode_failures=getattr(episode.env, "infra_failures", 0),
             )
             row = trajectory_row(episode, report, reward)
             row.update(step=job.step, sample=sample)

@@ -48,6 +48,12 @@ def _rate(rows: list[dict[str, Any]], pred) -> float:
     return sum(1 for r in rows if pred(r)) / len(rows) if rows else math.nan
 
 
+def _masked_by_cause(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """Masked rollouts of a step counted by cause (a health metric per arm, METHOD §5)."""
+    causes = [r.get("mask_cause") or "unknown" for r in rows if r["masked"]]
+    return {c: causes.count(c) for c in sorted(set(causes))}
+
+
 def step_metrics(run, step, rows, credit, update, seconds, alerts, parameters) -> dict[str, Any]:
     """One row of metrics.parquet. ``update_model_flops`` counts 6 x parameters x the tokens
     through the update (forward and backward), the usual numerator of model FLOPs utilisation."""
@@ -63,6 +69,7 @@ def step_metrics(run, step, rows, credit, update, seconds, alerts, parameters) -
         "micro_batches": update["micro_batches"],
         "rollouts": len(rows),
         "masked_share": _rate(rows, lambda r: r["masked"]),
+        "masked_by_cause": json.dumps(_masked_by_cause(rows), sort_keys=True),
         "format_error_rate": _rate(rows, lambda r: r["format_error"] == 1),
         "p2p_regression_rate": _rate(live, lambda r: r["p2p_regression"] == 1),
         "context_budget_rate": _rate(rows, lambda r: r["end_reason"] == "context_budget"),

@@ -8,14 +8,23 @@ import shutil
 import tempfile
 import time
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from editcredit.data.task import Task
-from editcredit.sandbox.observations import Observations, read_observations
+from editcredit.sandbox.limits import (
+    GoldTimes,
+    GoldTimesBook,
+    LimitSettings,
+    per_test_limits,
+    run_budget_s,
+)
+from editcredit.sandbox.observations import ItemObservation, Observations, read_observations
+from editcredit.sandbox.patches import PatchFormatError, split_patch
+from editcredit.sandbox.sentinels import Sentinels, make_sentinels
 from editcredit.sandbox.workspace import PatchOutcome, materialize
 
 GUEST_DIR = Path(__file__).parent / "guest"
@@ -44,8 +53,36 @@ class SandboxError(RuntimeError):
     """The sandbox cannot be used at all (no daemon, no image): a set-up problem."""
 
 
+class TestTimeout(BaseModel):
+    """A test item killed at its own limit, and whether a rerun of it alone did the same."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    __test__ = False  # not a pytest class
+    nodeid: str
+    index: int
+    seconds: float
+    limit_s: float
+    reproduced: bool = False
+    rerun: str = ""
+
+
+class CollectTimeout(BaseModel):
+    """Collection (imports of the tests and the code under test) exceeded its limit."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    seconds: float
+    limit_s: float = 0.0
+    reproduced: bool = False
+
+
 class SandboxReport(BaseModel):
-    """What a sandbox observed for one (task, patch). Judging is the grader's job."""
+    """What a sandbox observed for one (task, patch). Judging is the grader's job.
+
+    ``observations`` holds the task's items only; the grader's sentinel tests are in
+    ``sentinel_items`` (``sentinels``: node id -> 'must_pass' | 'must_fail'). ``timeouts`` and
+    ``collect_timeout`` come from the runner outside the test process; ``timings`` are the
+    runner's clock (collection and per-item seconds), ``limits`` what the run was held to.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     instance_id: str
@@ -59,17 +96,43 @@ class SandboxReport(BaseModel):
     exit_code: int | None = None
     seconds: float
     log_tail: str = ""
+    sentinels: dict[str, str] = {}
+    sentinel_items: list[ItemObservation] = []
+    timeouts: list[TestTimeout] = []
+    collect_timeout: CollectTimeout | None = None
+    timings: dict[str, Any] | None = None
+    limits: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
 class RunRequest:
-    """One test run: where the tree is (host path), which test files, the limits."""
+    """One test run: where the tree is (host path), which test files, the limits.
+
+    ``limits`` are the per-test limits of the guest request (None: the whole-run limit only,
+    as for a gold run that measures); ``budget_s`` caps everything, reruns included."""
 
     workspace: Path
     out_dir: Path
     tests: list[str]
     timeout_s: float
     nonce: str
+    limits: dict[str, Any] | None = None
+    sentinel: dict[str, Any] | None = None
+    budget_s: float = 0.0
+    patched: tuple[str, ...] = ()
+
+    @property
+    def wait_s(self) -> float:
+        return max(self.timeout_s, self.budget_s)
+
+    def guest_fields(self) -> dict[str, Any]:
+        """The limit and sentinel fields of the guest runner's request."""
+        out: dict[str, Any] = {"budget_s": self.wait_s, "patched": list(self.patched)}
+        if self.limits is not None:
+            out["limits"] = self.limits
+        if self.sentinel is not None:
+            out["sentinel"] = self.sentinel
+        return out
 
 
 @dataclass(frozen=True)
@@ -77,6 +140,9 @@ class RunResult:
     status: RunStatus
     exit_code: int | None
     log_tail: str
+    timeouts: list[dict[str, Any]] = field(default_factory=list)
+    collect_timeout: dict[str, Any] | None = None
+    timings: dict[str, Any] | None = None
 
 
 class Sandbox(ABC):
@@ -85,12 +151,42 @@ class Sandbox(ABC):
     name: str = "abstract"
     isolation: str = ""
 
-    def __init__(self, timeout_factor: float = 1.0, scratch: Path | None = None) -> None:
+    def __init__(
+        self,
+        timeout_factor: float = 1.0,
+        scratch: Path | None = None,
+        limits: LimitSettings | None = None,
+        gold_times: GoldTimesBook | None = None,
+    ) -> None:
         self.timeout_factor = timeout_factor
         self._scratch = Path(scratch or tempfile.gettempdir())
+        self.limit_settings = limits if limits is not None else LimitSettings()
+        self.gold_times = gold_times if gold_times is not None else GoldTimesBook()
 
     def grade(self, task: Task, patch: str) -> SandboxReport:
-        """Apply ``patch`` to ``task``'s tree, run its test files, return the observations."""
+        """Apply ``patch`` to ``task``'s tree, run its test files with the grader's sentinels
+        and per-test limits from the task's gold times, return the observations."""
+        return self._grade(task, patch, self.limits_for(task))
+
+    def limits_for(self, task: Task) -> dict[str, Any]:
+        """Per-test limits of ``task``: from its recorded gold times, else measured now with
+        one gold run (``test_limits.measure_gold``), else the floors."""
+        settings = self.limit_settings
+        if not self.gold_times.known(task.instance_id) and settings.measure_gold:
+            self.measure_gold(task)
+        times = self.gold_times.get(task.instance_id)
+        return per_test_limits(times, settings, self.timeout_factor)
+
+    def measure_gold(self, task: Task) -> SandboxReport:
+        """Run the gold patch held to the whole-run limit only and record its times (the
+        control rule's gold control is this run)."""
+        report = self._grade(task, task.patch, None)
+        finished = report.run_status == "finished" and report.observations.finished
+        times = GoldTimes.from_timings(report.timings) if finished else None
+        self.gold_times.put(task.instance_id, times)
+        return report
+
+    def _grade(self, task: Task, patch: str, limits: dict[str, Any] | None) -> SandboxReport:
         start = time.monotonic()
         job = Path(tempfile.mkdtemp(prefix="job-", dir=self._job_root()))
         try:
@@ -110,16 +206,27 @@ class Sandbox(ABC):
                     "",
                 )
             nonce = secrets.token_hex(16)
+            sentinels = make_sentinels(nonce, list(task.test_paths))
+            write_sentinels(tree, sentinels)
             self._prepare_permissions(job)
+            timeout_s = task.timeout_s * self.timeout_factor
             request = RunRequest(
-                tree, out, list(task.test_paths), task.timeout_s * self.timeout_factor, nonce
+                tree,
+                out,
+                [*task.test_paths, sentinels.path],
+                timeout_s,
+                nonce,
+                limits=limits,
+                sentinel=sentinels.guest(),
+                budget_s=run_budget_s(timeout_s, limits),
+                patched=patched_paths(patch, {*outcome.dropped_paths, *task.test_paths}),
             )
             result = self._run_task(task, request)
             observations = read_observations(out / "observations.jsonl", nonce)
             status = result.status
             if status == "finished" and not observations.started:
                 status = "no_report"
-            return self._report(
+            report = self._report(
                 task,
                 start,
                 True,
@@ -130,6 +237,7 @@ class Sandbox(ABC):
                 result.exit_code,
                 result.log_tail,
             )
+            return with_run_details(report, sentinels, result, limits)
         finally:
             self._discard(job)
 
@@ -187,6 +295,49 @@ class Sandbox(ABC):
         self.close()
 
 
+def patched_paths(patch: str, restored: set[str]) -> tuple[str, ...]:
+    """The tree paths a patch changed, less the ``restored`` ones (test files, dropped
+    protected paths): code from them is checked in the test process."""
+    try:
+        paths = [p for section in split_patch(patch) for p in section.paths]
+    except PatchFormatError:
+        return ()
+    return tuple(p for p in dict.fromkeys(paths) if p not in restored)
+
+
+def write_sentinels(tree: Path, sentinels: Sentinels) -> None:
+    path = tree / sentinels.path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(sentinels.source, encoding="utf-8")
+
+
+def with_run_details(
+    report: SandboxReport, sentinels: Sentinels, result: RunResult, limits: dict | None
+) -> SandboxReport:
+    """Move the sentinels' items out of the observations; add the runner's timeouts."""
+    roles = sentinels.roles
+    obs = report.observations
+    task_items = [i for i in obs.items if i.nodeid not in roles]
+    sentinel_items = [i for i in obs.items if i.nodeid in roles]
+    timings = result.timings
+    if timings is not None:
+        tests = {k: v for k, v in (timings.get("tests") or {}).items() if k not in roles}
+        timings = {**timings, "tests": tests}
+    return report.model_copy(
+        update={
+            "observations": obs.model_copy(update={"items": task_items}),
+            "sentinels": roles,
+            "sentinel_items": sentinel_items,
+            "timeouts": [TestTimeout(**t) for t in result.timeouts],
+            "collect_timeout": (
+                CollectTimeout(**result.collect_timeout) if result.collect_timeout else None
+            ),
+            "timings": timings,
+            "limits": limits,
+        }
+    )
+
+
 def result_from_out_dir(out_dir: Path) -> RunResult:
     """Read the guest runner's done.json (absent: the sandbox died before finishing)."""
     done_path = out_dir / "done.json"
@@ -194,7 +345,14 @@ def result_from_out_dir(out_dir: Path) -> RunResult:
         return RunResult("sandbox_died", None, read_log_tail(out_dir))
     done = json.loads(done_path.read_text())
     status = "timeout" if done["status"] == "timeout" else "finished"
-    return RunResult(status, done.get("exit_code"), read_log_tail(out_dir))
+    return RunResult(
+        status,
+        done.get("exit_code"),
+        read_log_tail(out_dir),
+        timeouts=list(done.get("timeouts") or []),
+        collect_timeout=done.get("collect_timeout"),
+        timings=done.get("timings"),
+    )
 
 
 def read_log_tail(out_dir: Path, limit: int = 2000) -> str:

@@ -39,6 +39,7 @@ from editcredit.sandbox.base import (
     SandboxError,
     result_from_out_dir,
 )
+from editcredit.sandbox.limits import GoldTimesBook, LimitSettings
 from editcredit.sandbox.workspace import PatchOutcome, materialize_from_base
 
 if TYPE_CHECKING:
@@ -83,6 +84,8 @@ class DockerSandbox(Sandbox):
         mem_limit: str = "1g",
         pids_limit: int = 256,
         timeout_factor: float = 1.0,
+        limits: LimitSettings | None = None,
+        gold_times: GoldTimesBook | None = None,
     ) -> None:
         if mode not in ("warm", "fresh"):
             raise ValueError(f"unknown docker sandbox mode {mode!r} (warm or fresh)")
@@ -94,7 +97,7 @@ class DockerSandbox(Sandbox):
                 f"sandbox image {image!r} not found; build it with `editcredit build-image`"
             ) from exc
         spool = Path(tempfile.mkdtemp(prefix="editcredit-spool-"))
-        super().__init__(timeout_factor=timeout_factor, scratch=spool / "jobs")
+        super().__init__(timeout_factor, spool / "jobs", limits, gold_times)
         self.image, self.mode = image, mode
         self._spool = spool
         self._limits = {
@@ -201,6 +204,7 @@ class DockerSandbox(Sandbox):
             "env": TEST_ENV,
             "nonce": request.nonce,
             "timeout_s": request.timeout_s,
+            **request.guest_fields(),
         }
 
     def _in_guest(self, host_path: Path) -> str:
@@ -219,7 +223,7 @@ class DockerSandbox(Sandbox):
         tmp.write_text(json.dumps(self._guest_request(request)))
         os.replace(tmp, self._spool / "requests" / name)
         done = request.out_dir / "done.json"
-        deadline = time.monotonic() + request.timeout_s + MARGIN_S
+        deadline = time.monotonic() + request.wait_s + MARGIN_S
         next_check = time.monotonic() + LIVENESS_S
         while not done.exists():
             now = time.monotonic()
@@ -257,7 +261,7 @@ class DockerSandbox(Sandbox):
             **kwargs,
         )
         try:
-            container.wait(timeout=request.timeout_s + MARGIN_S)
+            container.wait(timeout=request.wait_s + MARGIN_S)
         except Exception:
             return RunResult("sandbox_died", None, "container did not finish in time")
         finally:

@@ -5,13 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 from editcredit.sandbox.base import Sandbox
+from editcredit.sandbox.limits import GoldTimesBook, LimitSettings
 
 BACKENDS = ("docker", "local")
 
 
-def make_sandbox(backend: str, cfg: dict[str, Any]) -> Sandbox:
-    """``backend`` is 'docker' or 'local'; ``cfg`` is the config's sandbox section."""
+def make_sandbox(
+    backend: str, cfg: dict[str, Any], gold_times: GoldTimesBook | None = None
+) -> Sandbox:
+    """``backend`` is 'docker' or 'local'; ``cfg`` is the config's sandbox section;
+    ``gold_times`` the tasks' gold-run times (shared by a pool; measured where missing)."""
     factor = float(cfg.get("timeout_factor", 1.0))
+    limits = LimitSettings.from_config(cfg.get("test_limits"))
     if backend == "docker":
         from editcredit.sandbox.docker_backend import DockerSandbox
 
@@ -21,9 +26,11 @@ def make_sandbox(backend: str, cfg: dict[str, Any]) -> Sandbox:
             mem_limit=cfg.get("mem_limit", "1g"),
             pids_limit=int(cfg.get("pids_limit", 256)),
             timeout_factor=factor,
+            limits=limits,
+            gold_times=gold_times,
         )
     if backend == "local":
         from editcredit.sandbox.local_backend import LocalSandbox
 
-        return LocalSandbox(timeout_factor=factor)
+        return LocalSandbox(timeout_factor=factor, limits=limits, gold_times=gold_times)
     raise ValueError(f"unknown sandbox backend {backend!r}; choose one of {', '.join(BACKENDS)}")

@@ -19,6 +19,7 @@ from editcredit.sandbox.base import (
     Sandbox,
     result_from_out_dir,
 )
+from editcredit.sandbox.limits import GoldTimesBook, LimitSettings
 
 MARGIN_S = 15.0
 RLIMITS = {"RLIMIT_AS": 2 * 1024**3, "RLIMIT_FSIZE": 256 * 1024**2, "RLIMIT_CORE": 0}
@@ -41,8 +42,13 @@ class LocalSandbox(Sandbox):
 
     name = "local"
 
-    def __init__(self, timeout_factor: float = 1.0) -> None:
-        super().__init__(timeout_factor=timeout_factor)
+    def __init__(
+        self,
+        timeout_factor: float = 1.0,
+        limits: LimitSettings | None = None,
+        gold_times: GoldTimesBook | None = None,
+    ) -> None:
+        super().__init__(timeout_factor, None, limits, gold_times)
         self._prefix = _unshare_prefix()
         network = "no network (unshare)" if self._prefix else "NETWORK NOT ISOLATED"
         self.isolation = (
@@ -60,12 +66,13 @@ class LocalSandbox(Sandbox):
             "nonce": request.nonce,
             "timeout_s": request.timeout_s,
             "rlimits": RLIMITS,
+            **request.guest_fields(),
         }
         req_path = request.out_dir.parent / "request.json"
         req_path.write_text(json.dumps(guest_request))
         cmd = [*self._prefix, sys.executable, str(GUEST_DIR / "runner.py"), "once", str(req_path)]
         try:
-            subprocess.run(cmd, env=env, capture_output=True, timeout=request.timeout_s + MARGIN_S)
+            subprocess.run(cmd, env=env, capture_output=True, timeout=request.wait_s + MARGIN_S)
         except subprocess.TimeoutExpired:
             return RunResult("sandbox_died", None, "local runner did not finish in time")
         return result_from_out_dir(request.out_dir)

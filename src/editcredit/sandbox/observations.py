@@ -21,6 +21,7 @@ class PhaseRecord(BaseModel):
     xfail_not_run: bool = False
     xpass_strict: bool = False
     message: str = ""
+    duration: float = 0.0
 
 
 class ItemObservation(BaseModel):
@@ -32,7 +33,11 @@ class ItemObservation(BaseModel):
 
 
 class Observations(BaseModel):
-    """Everything the plugin recorded in one test session."""
+    """Everything the plugin recorded in one test session (a run continued after a per-test
+    timeout is several segments; ``finished``, ``returned`` and ``machinery`` are the last
+    segment's). ``finished``: the session's finish hook ran; ``returned``: pytest.main
+    returned to the runner (not an ``os._exit`` from inside the tests); ``tampering``: what the
+    observer found changed in pytest's reporting machinery."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     started: bool
@@ -41,14 +46,19 @@ class Observations(BaseModel):
     items: list[ItemObservation] = []
     collect_errors: list[dict[str, str]] = []
     foreign_lines: int = 0
+    returned: bool = False
+    machinery: str = ""
+    tampering: list[str] = []
+    segments: int = 0
 
 
 def read_observations(path: Path, nonce: str) -> Observations:
     """Parse the plugin's file; lines without the run's nonce are counted, never trusted."""
     if not path.exists():
         return Observations(started=False, finished=False)
-    started = finished = False
-    exitstatus = None
+    started = finished = returned = False
+    exitstatus, machinery, segments = None, "", 0
+    tampering: list[str] = []
     items: list[ItemObservation] = []
     open_items: dict[str, int] = {}
     collect_errors: list[dict[str, str]] = []
@@ -63,10 +73,18 @@ def read_observations(path: Path, nonce: str) -> Observations:
             foreign += 1
             continue
         event = rec.get("event")
-        if event == "session_start":
+        if event == "segment":
+            segments += 1
+            finished = returned = False
+        elif event == "session_start":
             started = True
         elif event == "session_finish":
             finished, exitstatus = True, rec.get("exitstatus")
+            machinery = str(rec.get("machinery", ""))
+        elif event == "main_returned":
+            returned = True
+        elif event == "tampering":
+            tampering += [str(w) for w in rec.get("what", [])]
         elif event == "collect_error":
             collect_errors.append({"nodeid": rec["nodeid"], "message": rec.get("message", "")})
         elif event == "phase":
@@ -83,4 +101,8 @@ def read_observations(path: Path, nonce: str) -> Observations:
         items=items,
         collect_errors=collect_errors,
         foreign_lines=foreign,
+        returned=returned,
+        machinery=machinery,
+        tampering=tampering,
+        segments=segments,
     )

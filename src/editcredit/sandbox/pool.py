@@ -12,6 +12,7 @@ from tqdm import tqdm
 from editcredit.data.task import Task
 from editcredit.sandbox.base import Sandbox, SandboxReport
 from editcredit.sandbox.factory import make_sandbox
+from editcredit.sandbox.limits import GoldTimesBook
 
 T = TypeVar("T")
 
@@ -19,14 +20,21 @@ T = TypeVar("T")
 class SandboxPool:
     """``workers`` sandboxes of one backend; each grading borrows one of them."""
 
-    def __init__(self, backend: str, cfg: dict[str, Any], workers: int) -> None:
+    def __init__(
+        self,
+        backend: str,
+        cfg: dict[str, Any],
+        workers: int,
+        gold_times: GoldTimesBook | None = None,
+    ) -> None:
         if workers < 1:
             raise ValueError(f"sandbox workers must be >= 1, got {workers}")
         self._free: queue.Queue[Sandbox] = queue.Queue()
         self._all: list[Sandbox] = []
+        self.gold_times = gold_times if gold_times is not None else GoldTimesBook()
         try:
             for _ in range(workers):
-                box = make_sandbox(backend, cfg)
+                box = make_sandbox(backend, cfg, self.gold_times)
                 self._all.append(box)
                 self._free.put(box)
         except BaseException:

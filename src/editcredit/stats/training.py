@@ -1,6 +1,8 @@
 """Training-side analyses of one arm (METHOD §5, §9), from its runs' metrics and rollouts.
 
 - Curves per run: reward, pass rate, entropy, CF availability, credit mass, masked share by step.
+- Masked rollouts by cause per arm and run (a sandbox that died, a run past its whole limit, a
+  timeout that did not reproduce alone, an infrastructure failure inside the episode, ...).
 - Health per run and pooled over the arm: CF queries sent / available / non-zero, credit mass,
   entropy at the first and last step, masked share, alerts by name, generated tokens.
 - Failure categories per step bucket (format errors, PASS_TO_PASS regressions, context-budget
@@ -61,6 +63,16 @@ def _alerts(metrics: pd.DataFrame) -> Counter[str]:
     return names
 
 
+def _masked_by_cause(metrics: pd.DataFrame) -> dict[str, int]:
+    """Masked rollouts by cause, summed over steps (metrics written before the column
+    existed count nothing here)."""
+    total: Counter[str] = Counter()
+    for cell in metrics.get("masked_by_cause", pd.Series(dtype=object)):
+        if isinstance(cell, str) and cell:
+            total.update({str(k): int(v) for k, v in json.loads(cell).items()})
+    return dict(sorted(total.items()))
+
+
 def run_curves(metrics: pd.DataFrame) -> dict[str, list[Any]]:
     """Per-step series of one run (``None`` where a value is undefined)."""
     out: dict[str, list[Any]] = {"step": [int(s) for s in metrics["step"]]}
@@ -94,6 +106,7 @@ def run_health(metrics: pd.DataFrame) -> dict[str, Any]:
         "reward_first": _finite_mean(first["reward_mean"]),
         "reward_last": _finite_mean(last["reward_mean"]),
         "masked_share": _ratio(masked, rollouts),
+        "masked_by_cause": _masked_by_cause(metrics),
         "alerts": dict(sorted(alerts.items())),
         "n_alerts": int(sum(alerts.values())),
         "generated_tokens": int(metrics["generated_tokens"].sum()),

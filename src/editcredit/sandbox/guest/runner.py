@@ -20,6 +20,7 @@ import gc
 import json
 import os
 import resource
+import select
 import signal
 import sys
 import time
@@ -34,14 +35,24 @@ import pytest  # noqa: E402
 import rewrite_cache  # noqa: E402
 
 POLL_S = 0.002
-PYTEST_FLAGS = ["-q", "-p", "no:cacheprovider", "--tb=short", "-rN", "--color=no"]
+SELECT_S = 0.02
+PYTEST_FLAGS = [
+    "-q",
+    "-p",
+    "no:cacheprovider",
+    "--tb=short",
+    "-rN",
+    "--color=no",
+    "--continue-on-collection-errors",  # one broken test file does not hide the others
+]
 
 
-def _child(req: dict) -> None:
-    """Runs in the forked child: isolate, then run pytest with the observer."""
+def _child(req: dict, fd: int, skip: int, tests: list[str], extra: list[str], log_mode: int):
+    """Runs in the forked child: isolate, then run pytest with the observer writing to ``fd``."""
     os.setsid()
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     out_dir = req["out_dir"]
-    log = os.open(os.path.join(out_dir, "pytest.log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    log = os.open(os.path.join(out_dir, "pytest.log"), os.O_WRONLY | os.O_CREAT | log_mode)
     os.dup2(log, 1)
     os.dup2(log, 2)
     devnull = os.open(os.devnull, os.O_RDONLY)
@@ -54,15 +65,165 @@ def _child(req: dict) -> None:
     os.environ.clear()
     os.environ.update(req["env"])
     sys.path[:] = [p for p in sys.path if p and p != GUEST_DIR and not p.startswith(workspace)]
-    plugin = observer.Observer(os.path.join(out_dir, "observations.jsonl"), req["nonce"])
-    code = pytest.main([*req["tests"], *PYTEST_FLAGS, f"--rootdir={workspace}"], plugins=[plugin])
+    sentinel = req.get("sentinel")
+    plugin = observer.Observer(
+        fd,
+        req["nonce"],
+        skip=skip,
+        sentinel=(
+            (os.path.join(workspace, sentinel["path"]), tuple(sentinel["names"]))
+            if sentinel
+            else None
+        ),
+        patched=tuple(os.path.join(workspace, p) for p in req.get("patched", [])),
+    )
+    code = pytest.main([*tests, *PYTEST_FLAGS, *extra, f"--rootdir={workspace}"], plugins=[plugin])
     sys.stdout.flush()
     sys.stderr.flush()
+    plugin.emit({"event": "main_returned", "exitstatus": int(code)})
     os._exit(int(code))
 
 
+class Session:
+    """What the runner saw of one forked pytest process."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.end = "finished"  # finished | timeout | collect_timeout | item_timeout
+        self.exit_code: int | None = None
+        self.collected: list[str] | None = None
+        self.collect_s: float | None = None
+        self.durations: dict[int, tuple[str, float]] = {}
+        self.timed_out: dict | None = None
+        self.grace: int | str | None = None  # what was running when the run's limit passed
+
+
+def _limit_of(limits: dict | None, nodeid: str, never: float) -> float:
+    """The item's own limit (``never``, larger than any elapsed time, without limits)."""
+    if not limits:
+        return never
+    return float(limits.get("tests", {}).get(nodeid, limits["default_s"]))
+
+
+def run_session(
+    req: dict,
+    deadline: float,
+    hard: float | None = None,
+    skip: int = 0,
+    tests: list[str] | None = None,
+    extra: list[str] = (),
+    log_mode: int = os.O_TRUNC,
+) -> Session:
+    """Fork one pytest process and watch its records as they arrive: kill its process group
+    when collection exceeds ``limits.collect_s``, an item exceeds its own limit, or the clock
+    passes ``deadline`` (the whole run's limit; it waits for a collection or an item still
+    within its own limit, up to ``hard``). The records are kept in order; the runner's own
+    clock times them."""
+    hard = deadline if hard is None else hard
+    limits = req.get("limits")
+    tests = list(req["tests"]) if tests is None else tests
+    read_fd, write_fd = os.pipe()
+    start = time.monotonic()
+    pid = child = os.fork()
+    if pid == 0:
+        try:
+            os.close(read_fd)
+            _child(req, write_fd, skip, tests, list(extra), log_mode)
+        finally:
+            os._exit(70)
+    os.close(write_fd)
+    os.set_blocking(read_fd, False)
+    s, buf, current = Session(), b"", None
+    eof = False
+    while True:
+        if eof:
+            time.sleep(SELECT_S)
+        elif select.select([read_fd], [], [], SELECT_S)[0]:
+            try:
+                chunk = os.read(read_fd, 1 << 16)
+            except BlockingIOError:
+                chunk = None
+            eof = chunk == b""  # every writer closed the pipe; the process may still run
+            if chunk:
+                buf += chunk
+                *complete, buf = buf.split(b"\n")
+                now = time.monotonic()
+                for raw in complete:
+                    line = raw.decode("utf-8", "replace")
+                    s.lines.append(line)
+                    current = _track(s, line, req["nonce"], now - start, now, current)
+        now = time.monotonic()
+        done_pid, wait_status = os.waitpid(pid, os.WNOHANG)
+        if done_pid == pid:
+            s.exit_code = os.waitstatus_to_exitcode(wait_status)
+            pid = None
+            break
+        collecting = bool(limits) and s.collected is None
+        item_limit = _limit_of(limits, current[1], 0) if current is not None else 0.0
+        if now > hard:
+            s.end = "timeout"
+        elif collecting and now - start > float(limits["collect_s"]):
+            s.end = "collect_timeout"
+        elif current is not None and limits and now - current[2] > item_limit:
+            s.end = "item_timeout"
+            s.timed_out = {
+                "index": current[0],
+                "nodeid": current[1],
+                "seconds": round(now - current[2], 3),
+                "limit_s": item_limit,
+            }
+        elif now > deadline:
+            # the collection or the test running at the run's limit is waited for, until its
+            # own limit; nothing after it starts
+            running = "collection" if collecting else current[0] if current else None
+            if s.grace is None:
+                s.grace = running if limits else "none"
+            if running is None or running != s.grace:
+                s.end = "timeout"
+        if s.end != "finished":
+            break
+    if pid is not None:
+        _kill_group(pid)
+        os.waitpid(pid, 0)
+    _kill_group(child)  # stray grandchildren of a finished run
+    _drain(read_fd, s, buf)
+    os.close(read_fd)
+    return s
+
+
+def _drain(fd: int, s: Session, buf: bytes) -> None:
+    with contextlib.suppress(OSError):
+        while chunk := os.read(fd, 1 << 16):
+            buf += chunk
+    for raw in buf.split(b"\n"):
+        if raw:
+            s.lines.append(raw.decode("utf-8", "replace"))
+
+
+def _track(s: Session, line: str, nonce: str, elapsed: float, now: float, current):
+    """Follow collection and the running item from one record (others are kept, not read)."""
+    try:
+        rec = json.loads(line)
+    except ValueError:
+        return current
+    if not isinstance(rec, dict) or rec.get("nonce") != nonce:
+        return current
+    event = rec.get("event")
+    if event == "collected" and s.collected is None:
+        s.collected = [str(n) for n in rec.get("nodeids", [])]
+        s.collect_s = round(elapsed, 4)
+    elif event == "item_start":
+        return (int(rec.get("index", -1)), str(rec.get("nodeid", "")), now)
+    elif event == "item_end" and current is not None:
+        s.durations[current[0]] = (current[1], round(now - current[2], 4))
+        return None
+    return current
+
+
 def run_request(req: dict, warm: bool = False) -> dict:
-    """Fork, run the grading in the child, enforce the timeout, return the done record.
+    """Run the grading: one pytest process, continued after each per-test timeout from the
+    next item, then a rerun of every timed-out test alone (and of a collection that timed
+    out) under the same limits; write ``done.json`` and the observations.
 
     A warm server first rewrites the (frozen, restored) test files' asserts in the parent, so
     children forked for later gradings of the same test files reuse the work.
@@ -71,27 +232,67 @@ def run_request(req: dict, warm: bool = False) -> dict:
     if warm:
         rewrite_cache.prewarm(os.path.join(req["workspace"], t) for t in req["tests"])
         gc.freeze()  # the child's collector skips inherited objects: fewer copy-on-write pages
-    pid = os.fork()
-    if pid == 0:
-        try:
-            _child(req)
-        finally:
-            os._exit(70)
+    limits = req.get("limits")
+    hard = start + float(req.get("budget_s", req["timeout_s"]))
     deadline = start + float(req["timeout_s"])
-    status, exit_code = "finished", None
+    max_timeouts = int(limits.get("max_timeouts", 3)) if limits else 0
+    lines: list[str] = []
+    timeouts: list[dict] = []
+    timings = {"collect_s": None, "tests": {}}
+    status, exit_code, skip, collect_timeout = "finished", None, 0, None
+    log_mode = os.O_TRUNC
     while True:
-        done_pid, wait_status = os.waitpid(pid, os.WNOHANG)
-        if done_pid == pid:
-            exit_code = os.waitstatus_to_exitcode(wait_status)
-            break
-        if time.monotonic() > deadline:
+        s = run_session(req, deadline, hard, skip=skip, log_mode=log_mode)
+        log_mode = os.O_APPEND
+        lines.append(json.dumps({"event": "segment", "skip": skip, "nonce": req["nonce"]}))
+        lines += s.lines
+        if timings["collect_s"] is None:
+            timings["collect_s"] = s.collect_s
+        for nodeid, seconds in s.durations.values():
+            timings["tests"][nodeid] = seconds
+        exit_code = s.exit_code
+        if s.end == "item_timeout":
+            timeouts.append(s.timed_out)
+            nxt = s.timed_out["index"] + 1
+            if len(timeouts) >= max_timeouts or s.collected is None or nxt >= len(s.collected):
+                break
+            deadline += s.timed_out["seconds"] + (s.collect_s or 0.0)
+            skip = nxt
+            continue
+        if s.end == "collect_timeout":
+            collect_timeout = {"seconds": round(time.monotonic() - start, 3)}
+        elif s.end == "timeout":
             status = "timeout"
-            _kill_group(pid)
-            os.waitpid(pid, 0)
-            break
-        time.sleep(POLL_S)
-    _kill_group(pid)  # stray grandchildren of a finished run
-    record = {"status": status, "exit_code": exit_code, "seconds": time.monotonic() - start}
+        break
+    for timeout in timeouts:  # a per-test timeout counts only when it reproduces alone
+        rerun = run_session(
+            req,
+            min(hard, time.monotonic() + float(limits["collect_s"]) + timeout["limit_s"] + 1.0),
+            tests=[timeout["nodeid"]],
+            log_mode=os.O_APPEND,
+        )
+        timeout["reproduced"] = rerun.end == "item_timeout" and (
+            rerun.timed_out["nodeid"] == timeout["nodeid"]
+        )
+        timeout["rerun"] = rerun.end if rerun.end != "finished" else "finished in time"
+    if collect_timeout is not None:
+        rerun = run_session(
+            req,
+            min(hard, time.monotonic() + float(limits["collect_s"]) + 1.0),
+            extra=["--collect-only"],
+            log_mode=os.O_APPEND,
+        )
+        collect_timeout["reproduced"] = rerun.end == "collect_timeout"
+        collect_timeout["limit_s"] = float(limits["collect_s"])
+    record = {
+        "status": status,
+        "exit_code": exit_code,
+        "seconds": time.monotonic() - start,
+        "timeouts": timeouts,
+        "collect_timeout": collect_timeout,
+        "timings": timings,
+    }
+    _write_lines(os.path.join(req["out_dir"], "observations.jsonl"), lines)
     _write_json(os.path.join(req["out_dir"], "done.json"), record)
     return record
 
@@ -99,6 +300,13 @@ def run_request(req: dict, warm: bool = False) -> dict:
 def _kill_group(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
+
+
+def _write_lines(path: str, lines: list[str]) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.writelines(line + "\n" for line in lines)
+    os.replace(tmp, path)
 
 
 def _write_json(path: str, data: dict) -> None:
@@ -153,6 +361,8 @@ def warm_up() -> None:
         try:
             pytest.main([path, *PYTEST_FLAGS, f"--rootdir={tmp}"])
         finally:
+            sys.stdout.flush()  # nothing of the warm-up may reach a grading's log
+            sys.stderr.flush()
             os.dup2(saved[0], 1)
             os.dup2(saved[1], 2)
             for fd in (*saved, devnull):
@@ -161,7 +371,12 @@ def warm_up() -> None:
 
 
 def serve(spool: str) -> None:
-    """Process requests in name order until SPOOL/control/stop exists."""
+    """Process requests in name order until SPOOL/control/stop exists.
+
+    In a container the server is process 1, which a test process can only signal with
+    signals it handles: SIGINT (Python's KeyboardInterrupt) is ignored, so no test can stop
+    the server (a died sandbox would be an infrastructure failure: masked, not scored)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     warm_up()
     requests = os.path.join(spool, "requests")
     control = os.path.join(spool, "control")
@@ -180,6 +395,7 @@ def serve(spool: str) -> None:
 
 def main(argv: list[str]) -> int:
     if len(argv) == 2 and argv[0] == "once":
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # as serve(): the tests cannot stop it
         run_request(_load(argv[1]))
         return 0
     if len(argv) == 2 and argv[0] == "serve":

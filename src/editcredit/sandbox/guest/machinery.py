@@ -1,0 +1,291 @@
+"""Is pytest's reporting machinery still the one the observer started with?
+
+Runs inside the test process, which also runs the patch's code, so the observer cannot simply
+trust ``report.outcome``. It snapshots, before any task code is imported, the objects through
+which an outcome travels from a test function to the observer's record: the report class and
+its constructors, the runner's protocol functions, the function-call path, pluggy's hook
+calling and the JSON encoder the observer uses (its raw write is captured at import). The
+standard library in general is not guarded: tests legitimately monkeypatch it. After
+configuration it snapshots every hook implementation on the reporting hooks (none may be
+removed or swapped; one added from a file the patch changed is refused), after collection each
+test item's function; :func:`changes` lists what differs.
+
+Standard library and pytest only (mounted into the sandbox; never imports editcredit).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+
+#: (module, attribute path) of every guarded object; a missing one (another pytest version)
+#: is recorded as absent and must stay absent.
+GUARDED = (
+    ("_pytest.reports", "TestReport"),
+    ("_pytest.reports", "TestReport.from_item_and_call"),
+    ("_pytest.reports", "TestReport.__init__"),
+    ("_pytest.reports", "TestReport.__new__"),
+    ("_pytest.reports", "TestReport.__setattr__"),
+    ("_pytest.reports", "TestReport.__getattribute__"),
+    ("_pytest.reports", "BaseReport.passed"),
+    ("_pytest.reports", "BaseReport.failed"),
+    ("_pytest.reports", "BaseReport.skipped"),
+    ("_pytest.reports", "CollectReport"),
+    ("_pytest.runner", "TestReport"),
+    ("_pytest.runner", "call_and_report"),
+    ("_pytest.runner", "runtestprotocol"),
+    ("_pytest.runner", "call_runtest_hook"),
+    ("_pytest.runner", "pytest_runtest_protocol"),
+    ("_pytest.runner", "pytest_runtest_makereport"),
+    ("_pytest.runner", "pytest_runtest_call"),
+    ("_pytest.runner", "pytest_runtest_setup"),
+    ("_pytest.runner", "pytest_runtest_teardown"),
+    ("_pytest.runner", "check_interactive_exception"),
+    ("_pytest.runner", "CallInfo"),
+    ("_pytest.runner", "CallInfo.from_call"),
+    ("_pytest.runner", "CallInfo.__init__"),
+    ("_pytest.runner", "SetupState.setup"),
+    ("_pytest.runner", "SetupState.teardown_exact"),
+    ("_pytest.skipping", "pytest_runtest_makereport"),
+    ("_pytest.skipping", "pytest_runtest_call"),
+    ("_pytest.skipping", "pytest_runtest_setup"),
+    ("_pytest.python", "Function"),
+    ("_pytest.python", "Function.runtest"),
+    ("_pytest.python", "Function.setup"),
+    ("_pytest.python", "pytest_pyfunc_call"),
+    ("_pytest.main", "pytest_runtestloop"),
+    ("_pytest.main", "Session.gethookproxy"),
+    ("_pytest.main", "FSHookProxy.__getattr__"),
+    ("_pytest.nodes", "Node.ihook"),
+    ("_pytest.outcomes", "fail"),
+    ("_pytest.outcomes", "skip"),
+    ("_pytest.outcomes", "Skipped"),
+    ("_pytest.outcomes", "Failed"),
+    ("pluggy._hooks", "HookCaller.__call__"),
+    ("pluggy._hooks", "_HookCaller.__call__"),
+    ("pluggy._hooks", "_SubsetHookCaller"),
+    ("pluggy._manager", "PluginManager._hookexec"),
+    ("pluggy._manager", "PluginManager.subset_hook_caller"),
+    ("pluggy._callers", "_multicall"),
+    ("pluggy._result", "_Result.get_result"),
+    ("pluggy._result", "Result.get_result"),
+    ("pluggy._result", "_Result.force_result"),
+    ("pluggy._result", "Result.force_result"),
+    ("json.encoder", "JSONEncoder.encode"),
+    ("json.encoder", "JSONEncoder.iterencode"),
+    ("json.encoder", "c_make_encoder"),
+    ("json.encoder", "encode_basestring_ascii"),
+    ("json.encoder", "encode_basestring"),
+)
+
+#: Hooks through which a report is made, logged or a test is called.
+GUARDED_HOOKS = (
+    "pytest_runtest_protocol",
+    "pytest_runtest_makereport",
+    "pytest_runtest_logreport",
+    "pytest_runtest_setup",
+    "pytest_runtest_call",
+    "pytest_runtest_teardown",
+    "pytest_pyfunc_call",
+    "pytest_runtestloop",
+    "pytest_report_teststatus",
+    "pytest_runtest_logstart",
+    "pytest_runtest_logfinish",
+    "pytest_sessionfinish",
+)
+
+_ABSENT = object()
+
+
+def _resolve(module: str, path: str):
+    """The raw object (class ``__dict__`` entry, not a bound or descriptor result)."""
+    obj = sys.modules.get(module)
+    if obj is None:
+        return _ABSENT
+    for name in path.split("."):
+        space = getattr(obj, "__dict__", None)
+        if isinstance(obj, type):
+            for klass in obj.__mro__:
+                if name in klass.__dict__:
+                    obj = klass.__dict__[name]
+                    break
+            else:
+                return _ABSENT
+        elif space is not None and name in space:
+            obj = space[name]
+        else:
+            return _ABSENT
+    return obj
+
+
+def _code_of(obj):
+    func = getattr(obj, "__func__", obj)
+    func = getattr(func, "fget", func)
+    return getattr(func, "__code__", None)
+
+
+def snapshot() -> dict:
+    """Identities (and code objects) of every guarded object, before any task code runs."""
+    import json.encoder  # noqa: F401 - guarded
+
+    import _pytest.main  # noqa: F401
+    import _pytest.nodes  # noqa: F401
+    import _pytest.outcomes  # noqa: F401
+    import _pytest.python  # noqa: F401
+    import _pytest.reports  # noqa: F401
+    import _pytest.runner  # noqa: F401
+    import _pytest.skipping  # noqa: F401
+    import pluggy  # noqa: F401
+
+    for name in ("pluggy._hooks", "pluggy._manager", "pluggy._callers", "pluggy._result"):
+        with contextlib.suppress(ImportError):
+            __import__(name)
+    out = {}
+    for module, path in GUARDED:
+        obj = _resolve(module, path)
+        out[f"{module}:{path}"] = (obj, _code_of(obj))
+    return out
+
+
+def changes(before: dict, extra: dict | None = None) -> list[str]:
+    """Guarded names whose object (or its code) is no longer the one snapshotted."""
+    out = []
+    for key, (obj, code) in before.items():
+        module, path = key.split(":", 1)
+        now = _resolve(module, path)
+        if now is not obj or _code_of(now) is not code:
+            out.append(key)
+    for key, (obj, code) in (extra or {}).items():
+        if _code_of(obj) is not code:
+            out.append(key)
+    return out
+
+
+def tracing(patched: frozenset[str]) -> list[str]:
+    """A trace or profile function can rewrite the locals of pytest's report construction
+    without replacing any object: none from a file the patch changed (or from no file) may
+    be set while tests are reported (a test suite's own tracer, or coverage's, may)."""
+    out = []
+    for name, func in (("sys.settrace", sys.gettrace()), ("sys.setprofile", sys.getprofile())):
+        if func is None:
+            continue
+        code = _code_of(func) or _code_of(type(func).__dict__.get("__call__"))
+        if code is None:  # a tracer in C (coverage's): no Python of the patch's
+            continue
+        filename = code.co_filename or ""
+        if not os.path.isabs(filename) or _in(filename, patched):
+            out.append(f"{name} from {filename or '?'}")
+    return out
+
+
+def hook_impls(config) -> dict:
+    """For each guarded hook, the (plugin, function, code) of every implementation."""
+    pm = config.pluginmanager
+    out = {}
+    for name in GUARDED_HOOKS:
+        caller = getattr(pm.hook, name, None)
+        impls = caller.get_hookimpls() if caller is not None else []
+        out[name] = (
+            caller,
+            tuple((id(i.plugin), i.function, _code_of(i.function)) for i in impls),
+        )
+    return out
+
+
+def manager_changes(config, before: dict) -> list[str]:
+    """The plugin manager still calls hooks through pluggy's own call loop and callers."""
+    pm = config.pluginmanager
+    multicall = before.get("pluggy._callers:_multicall", (_ABSENT,))[0]
+    out = []
+    if multicall is not _ABSENT and pm.__dict__.get("_inner_hookexec") is not multicall:
+        out.append("pluginmanager._inner_hookexec")
+    out += [f"pluginmanager.{n}" for n in ("_hookexec", "subset_hook_caller") if n in pm.__dict__]
+    if not type(pm.hook).__module__.startswith("pluggy"):
+        out.append("pluginmanager.hook")
+    for name in GUARDED_HOOKS:
+        caller = getattr(pm.hook, name, None)
+        if caller is not None and not type(caller).__module__.startswith("pluggy"):
+            out.append(f"hook {name}: caller of type {type(caller).__name__}")
+    return out
+
+
+def hook_changes(before: dict, config, patched: frozenset[str]) -> list[str]:
+    """Since configuration (before any task code): a hook caller replaced, an implementation
+    removed or its function (or code) swapped, or one added from a file the patch changed.
+    (An implementation added by the suite's own code, e.g. a test's plugin, is the task's.)"""
+    now = hook_impls(config)
+    out = []
+    for name, (caller, impls) in before.items():
+        cur_caller, cur_impls = now[name]
+        if cur_caller is not caller:
+            out.append(f"hook {name}: caller replaced")
+            continue
+        current = {(i[0], id(i[1]), id(i[2])) for i in cur_impls}
+        if any((i[0], id(i[1]), id(i[2])) not in current for i in impls):
+            out.append(f"hook {name}: implementation removed or swapped")
+    out += [f for f in foreign_hook_impls(config, patched) if f not in out]
+    return out
+
+
+def _filename(obj) -> str:
+    code = _code_of(obj)
+    return getattr(code, "co_filename", "") or ""
+
+
+_REAL: dict[str, str] = {}
+
+
+def _in(filename: str, patched: frozenset[str]) -> bool:
+    if not os.path.isabs(filename):
+        return False
+    real = _REAL.get(filename)
+    if real is None:
+        real = _REAL[filename] = os.path.realpath(filename)
+    return real in patched
+
+
+def foreign_hook_impls(config, patched: frozenset[str]) -> list[str]:
+    """Reporting-hook implementations whose code comes from a file the patch changed (or
+    from no file at all): a plugin registered by the code under test."""
+    out = []
+    for name in GUARDED_HOOKS:
+        caller = getattr(config.pluginmanager.hook, name, None)
+        for impl in caller.get_hookimpls() if caller is not None else []:
+            filename = _filename(impl.function)
+            if not os.path.isabs(filename) or _in(filename, patched):
+                out.append(f"hook {name}: implementation from {filename or '?'}")
+    return out
+
+
+def foreign_test_functions(items, patched: frozenset[str]) -> list[str]:
+    """Collected tests whose function's code comes from a file the patch changed (a test
+    function swapped by the code under test during collection), or whose item carries its
+    own ``runtest`` (or another of :data:`ITEM_METHODS`)."""
+    out = []
+    for item in items:
+        obj = item.__dict__.get("_obj", None)
+        filename = _filename(getattr(obj, "__func__", obj))
+        if _in(filename, patched):
+            out.append(f"test item {item.nodeid}: code from {filename}")
+        own = [name for name in ITEM_METHODS if name in item.__dict__]
+        if own:
+            out.append(f"test item {item.nodeid}: own {', '.join(own)}")
+    return out
+
+
+#: Methods a test item must take from its class (an instance attribute would replace them).
+ITEM_METHODS = ("runtest", "setup", "teardown", "reportinfo", "repr_failure")
+
+
+def item_identity(item) -> tuple:
+    """What makes a collected item run its own test: its class, no per-instance methods, the
+    function object it calls and that function's code (compared with ``==``: a new tuple)."""
+    obj = item.__dict__.get("_obj", None)
+    func = getattr(obj, "__func__", obj)  # a method is bound anew per test instance
+    return (
+        type(item),
+        tuple(name for name in ITEM_METHODS if name in item.__dict__),
+        id(func),
+        id(getattr(func, "__code__", None)),
+    )
