@@ -69,7 +69,6 @@ def train_toy_policy(out: Path, sandbox) -> Path:
             "lr": 0.01,
             "batch_size": 8,
             "max_steps": 600,
-            "max_seconds": 600,
             "warmup_steps": 5,
             "observation_loss_weight": 0.3,
         },

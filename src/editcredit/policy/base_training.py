@@ -243,5 +243,7 @@ def fit_base_model(
         "parameters": sum(p.numel() for p in model.parameters()),
         "device": str(device),
     }
-    write_identity(out_dir, config=cfg, extra={"training": training})
+    timeless = {k: v for k, v in training.items() if k != "expert_seconds"}
+    timeless["sft"] = {k: v for k, v in stats.items() if k != "seconds"}
+    write_identity(out_dir, config=cfg, extra={"training": timeless})  # no wall-clock figures
     return training
