@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 from editcredit.data.task import Task
 from editcredit.grading.utility import training_score
 from editcredit.grading.verdicts import judge
-from editcredit.sandbox.base import Sandbox, SandboxReport
+from editcredit.sandbox.base import Sandbox, SandboxReport, grade_selected
 
 ReportVerdict = Literal["valid_1", "valid_0", "unresolved", "empty_patch", "patch_does_not_apply"]
 
@@ -67,12 +67,18 @@ def _identity(task: Task, patch: str) -> dict[str, str]:
 
 
 def grade_tree(
-    task: Task, patch: str, sandbox: Sandbox, f_weight: float = 0.25, g_weight: float = 0.25
+    task: Task,
+    patch: str,
+    sandbox: Sandbox,
+    f_weight: float = 0.25,
+    g_weight: float = 0.25,
+    select: list[str] | None = None,
 ) -> GradingReport:
     """Run the tests on the task's tree with ``patch`` applied (an empty patch runs the base
-    tree: the empty control of METHOD §7) and judge the observations."""
+    tree: the empty control of METHOD §7) and judge the observations. ``select``: run only
+    these node ids (the sandbox runs the task's test files otherwise)."""
     base = _identity(task, patch)
-    run = sandbox.grade(task, patch)
+    run = grade_selected(sandbox, task, patch, select)
     if not run.patch_applied:
         return GradingReport(
             **base,

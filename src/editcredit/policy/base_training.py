@@ -29,6 +29,7 @@ from editcredit.policy.chat import ChatIds
 from editcredit.policy.model import new_model, tiny_config
 from editcredit.policy.sft import SFTConfig, chat_example, train_sft
 from editcredit.policy.tokenizer import train_tokenizer
+from editcredit.sandbox.base import grade_selected
 
 
 class MemoSandbox:
@@ -37,15 +38,15 @@ class MemoSandbox:
 
     def __init__(self, sandbox) -> None:
         self.sandbox = sandbox
-        self._cache: dict[tuple[str, str], Any] = {}
+        self._cache: dict[tuple[str, str, tuple[str, ...]], Any] = {}
         self._lock = threading.Lock()
 
-    def grade(self, task: Task, patch: str):
-        key = (task.instance_id, patch)
+    def grade(self, task: Task, patch: str, select: list[str] | None = None):
+        key = (task.instance_id, patch, tuple(select or ()))
         with self._lock:
             if key in self._cache:
                 return self._cache[key]
-        report = self.sandbox.grade(task, patch)
+        report = grade_selected(self.sandbox, task, patch, select)
         with self._lock:
             self._cache.setdefault(key, report)
         return report

@@ -89,8 +89,9 @@ class Sandbox(ABC):
         self.timeout_factor = timeout_factor
         self._scratch = Path(scratch or tempfile.gettempdir())
 
-    def grade(self, task: Task, patch: str) -> SandboxReport:
-        """Apply ``patch`` to ``task``'s tree, run its test files, return the observations."""
+    def grade(self, task: Task, patch: str, select: list[str] | None = None) -> SandboxReport:
+        """Apply ``patch`` to ``task``'s tree, run its test files (or only the node ids in
+        ``select``: the agent's visible tests), return the observations."""
         start = time.monotonic()
         job = Path(tempfile.mkdtemp(prefix="job-", dir=self._job_root()))
         try:
@@ -112,7 +113,11 @@ class Sandbox(ABC):
             nonce = secrets.token_hex(16)
             self._prepare_permissions(job)
             request = RunRequest(
-                tree, out, list(task.test_paths), task.timeout_s * self.timeout_factor, nonce
+                tree,
+                out,
+                list(select) if select else list(task.test_paths),
+                task.timeout_s * self.timeout_factor,
+                nonce,
             )
             result = self._run_task(task, request)
             observations = read_observations(out / "observations.jsonl", nonce)
@@ -202,3 +207,9 @@ def read_log_tail(out_dir: Path, limit: int = 2000) -> str:
     if not log.exists():
         return ""
     return log.read_text(encoding="utf-8", errors="replace")[-limit:]
+
+
+def grade_selected(sandbox, task: Task, patch: str, select: list[str] | None) -> SandboxReport:
+    """``sandbox.grade`` with a selection of node ids when there is one (wrappers pass it on;
+    a sandbox that is never asked for a selection needs no such parameter)."""
+    return sandbox.grade(task, patch, select) if select else sandbox.grade(task, patch)
