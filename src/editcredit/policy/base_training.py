@@ -20,9 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from tqdm import tqdm
 
 from editcredit.agent.experts import expert_actions, run_expert_episode
 from editcredit.agent.minibugs_env import MinibugsEnv
+from editcredit.agent.search_expert import search_episode
 from editcredit.audit.identity import write_identity
 from editcredit.data.task import Task
 from editcredit.policy.chat import ChatIds
@@ -57,6 +59,8 @@ def expert_corpus(
 ) -> tuple[list[tuple[list[str], list[str]]], list[list[str]]]:
     """Expert episodes (observations, actions), played through the real environment, and
     the identifiers of each episode's seed function (its name first)."""
+    if cfg.get("kind", "oracle") == "search":
+        return search_corpus(tasks, sandbox, cfg, max_turns, workers)
     jobs = []
     style = str(cfg.get("fragment_style", "minimal"))
     for task in tasks:
@@ -73,6 +77,32 @@ def expert_corpus(
             ex.map(lambda job: run_expert_episode(MinibugsEnv(memo, max_turns), *job), jobs)
         )
     return episodes, [seed_identifiers(task) for task, _ in jobs]
+
+
+def search_corpus(
+    tasks: list[Task], sandbox, cfg: dict[str, Any], max_turns: int, workers: int
+) -> tuple[list[tuple[list[str], list[str]]], list[list[str]]]:
+    """Episodes of the searching expert (it sees only what the agent sees), played through
+    the real environment, and each episode's seed-function identifiers."""
+    weights = {str(k): float(v) for k, v in cfg["search_weights"].items()}
+    pool = int(cfg.get("search_pool", 0))
+    style = str(cfg.get("fragment_style", "minimal"))
+    jobs = [
+        (task, random.Random(f"{cfg['seed']}:{task.instance_id}:{k}"))
+        for task in tasks
+        for k in range(int(cfg["episodes_per_task"]))
+    ]
+    memo = MemoSandbox(sandbox)
+
+    def play(job):
+        task, rng = job
+        env = MinibugsEnv(memo, max_turns)
+        return search_episode(env, task, rng, weights, max_turns, style, pool, str(cfg["seed"]))
+
+    with ThreadPoolExecutor(workers) as ex:
+        episodes = list(tqdm(ex.map(play, jobs), total=len(jobs), desc="experts", mininterval=5))
+    kept = [(e, seed_identifiers(t)) for e, (t, _) in zip(episodes, jobs, strict=True) if e[1]]
+    return [e for e, _ in kept], [n for _, n in kept]
 
 
 def seed_identifiers(task: Task) -> list[str]:
