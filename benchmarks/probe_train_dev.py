@@ -2,7 +2,7 @@
 on (METHOD §11: the holdout is reported by rule ``probe``, never tuned on).
 
 Usage: ``python benchmarks/probe_train_dev.py MODEL_DIR [--train-tasks 40] [--samples 4]
-[--dev-samples 8] [--out benchmarks/out/probe_train_dev.json]``
+[--dev-samples 8] [--threads 2] [--out benchmarks/out/probe_train_dev.json]``
 
 Reads ``config/config.yaml`` (agent, reward, sandbox, generation, probe seed) and the frozen
 suite of ``models.tiny.suite``; rolls out the first train tasks by id and every dev task, grades
@@ -34,11 +34,12 @@ def main() -> None:
     ap.add_argument("--train-tasks", type=int, default=40)
     ap.add_argument("--samples", type=int, default=4)
     ap.add_argument("--dev-samples", type=int, default=8)
+    ap.add_argument("--threads", type=int, default=2, help="torch threads of generation")
     ap.add_argument("--out", default=str(HERE / "out" / "probe_train_dev.json"))
     args = ap.parse_args()
     import torch
 
-    torch.set_num_threads(2)
+    torch.set_num_threads(args.threads)
     cfg = load_config(str(HERE.parent / "config" / "config.yaml"))
     suite = cfg["models"]["tiny"]["suite"]
     tasks = load_tasks(HERE.parent / "data" / "frozen" / suite / "tasks.parquet")

@@ -9,8 +9,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import torch
-
 from editcredit.audit.identity import write_identity
 from editcredit.data.freeze import load_tasks
 from editcredit.policy.devices import bind_gpus
@@ -65,7 +63,6 @@ def base_model_job(
     from editcredit.policy.base_training import expert_corpus, fit_base_model
 
     device = bind_gpus(int(gpus))
-    torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
     tasks = training_tasks(tasks_path, controls_path)
     print(f"training the base policy on {len(tasks)} train tasks ({device})")
     workers = int(sandbox_cfg["workers"])

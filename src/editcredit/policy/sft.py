@@ -25,6 +25,9 @@ class SFTConfig:
     never on the machine's speed (METHOD §11)."""
     warmup_steps: int = 50
     observation_loss_weight: float = 0.0
+    threads: int = 2
+    """CPU threads of the training (torch intra-op): part of the config because the sums of a
+    matrix product may split differently with another count, so the bytes depend on it."""
     length_grouping: int = 16
     """Batches are drawn from pools of this many batches sorted by length (less padding, so
     more steps per second); 1 draws plain shuffled batches."""
@@ -108,6 +111,8 @@ def train_sft(
     whatever the machine's load (no wall-clock budget decides anything)."""
     rng = random.Random(cfg.seed)
     torch.manual_seed(cfg.seed)
+    if device.type == "cpu":
+        torch.set_num_threads(cfg.threads)
     model.to(device).train()
     opt = torch.optim.AdamW(
         model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, betas=(0.9, 0.98)
