@@ -51,7 +51,7 @@ def probe_job(
     generation: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     device = bind_gpus(int(gpus))
-    torch.set_num_threads(2)
+    torch.set_num_threads(int(probe_cfg.get("threads", 2)))
     generator, chat = load_policy(model_dir, device, generation)
     tasks = load_tasks(tasks_path)
     train = sorted((t for t in tasks if t.split == "train"), key=lambda t: t.instance_id)
