@@ -74,7 +74,6 @@ def train_toy_policy(out: Path, sandbox, give_up: float = 0.0, sft_steps: int = 
             "lr": 0.01,
             "batch_size": 8,
             "max_steps": sft_steps,
-            "max_seconds": 600,
             "warmup_steps": 5,
             "observation_loss_weight": 0.3,
         },

@@ -59,6 +59,7 @@ def make_calc_task(timeout_s: float = 10.0) -> Task:
             "test_calc.py::test_mul_commutes[zero zero]",
             "test_calc.py::TestMore::test_mul",
         ],
+        statement_test="test_calc.py::test_add",
         test_paths=["test_calc.py"],
         files={"calc.py": CALC_BUG, "test_calc.py": CALC_TESTS},
         timeout_s=timeout_s,

@@ -118,3 +118,65 @@ def test_infrastructure_failures_of_the_episodes_test_runs_are_counted(local_san
     assert env.infra_failures == 2
     env.reset(make_calc_task())
     assert env.infra_failures == 0
+
+
+HIDDEN_TESTS = """
+
+def test_add_hidden():
+    from calc import add
+    assert add(10, 1) == 11
+"""
+
+
+def _task_with_a_hidden_test():
+    """The calc task with a second FAIL_TO_PASS test that the statement was not drawn from."""
+    task = make_calc_task()
+    files = {**task.files, "test_calc.py": task.files["test_calc.py"] + HIDDEN_TESTS}
+    return task.model_copy(
+        update={
+            "files": files,
+            "FAIL_TO_PASS": ["test_calc.py::test_add", "test_calc.py::test_add_hidden"],
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("edit", "shown", "resolved"),
+    [
+        # the visible failure is fixed; the hidden test fails, yet the agent's run says 0 failed
+        ("edit calc.py\n- return a - b\n+ return 5", "tests: 5 passed, 0 failed", 0),
+        ("edit calc.py\n- -\n+ +", "tests: 5 passed, 0 failed", 1),
+        ("edit calc.py\n- -\n+ *", "tests: 4 passed, 1 failed", 0),
+    ],
+)
+def test_run_executes_only_the_visible_tests(local_sandbox, edit, shown, resolved):
+    task = _task_with_a_hidden_test()
+    assert task.visible_tests() == ["test_calc.py::test_add", *task.PASS_TO_PASS]
+    assert task.hidden_tests() == ["test_calc.py::test_add_hidden"]
+    env = MinibugsEnv(local_sandbox, max_turns=6)
+    env.reset(task)
+    env.step(edit)
+    obs, _ = env.step("run")
+    assert obs.splitlines()[0] == shown
+    assert "hidden" not in obs
+    assert grade_patch(task, env.final_patch(), local_sandbox).resolved == resolved
+
+
+def test_hidden_tests_are_never_executed_for_the_agent(local_sandbox):
+    class Recording:
+        def __init__(self):
+            self.selections = []
+
+        def grade(self, task, patch, select=None):
+            self.selections.append(select)
+            report = local_sandbox.grade(task, patch, select)
+            ran = {i.nodeid for i in report.observations.items}
+            assert select is None or ran <= set(select)
+            return report
+
+    box = Recording()
+    task = _task_with_a_hidden_test()
+    env = MinibugsEnv(box, max_turns=6)
+    env.reset(task)
+    env.step("run")
+    assert box.selections == [task.visible_tests()]

@@ -12,6 +12,7 @@ from taskfactory import CONFIG, make_calc_task
 
 from editcredit.data.build_suite import build_suite
 from editcredit.data.freeze import FrozenSuiteError, freeze, load_tasks
+from editcredit.data.task import Task
 
 
 def test_roundtrip_and_identical_bytes(tmp_path):
@@ -76,6 +77,10 @@ def test_generation_is_byte_identical_across_runs(tmp_path, docker_ready):
         assert task.FAIL_TO_PASS and task.PASS_TO_PASS
         assert task.split in ("train", "dev", "holdout")
         assert "expected:" in task.problem_statement or "failure:" in task.problem_statement
+        # the statement's test is the one visible FAIL_TO_PASS test, named in the statement
+        assert task.statement_test in task.FAIL_TO_PASS
+        assert f"Failing test: `{task.statement_test}`" in task.problem_statement
+        assert task.visible_tests() == [task.statement_test, *task.PASS_TO_PASS]
         # never the fix: the gold patch's added lines are not in the statement
         added = [
             ln[1:].strip()
@@ -90,3 +95,30 @@ def test_pinned_manifest_is_checked_when_reading(tmp_path):
     assert load_tasks(tmp_path / "tasks.parquet", pinned_manifest_sha256=digest)
     with pytest.raises(FrozenSuiteError, match="differs from the pinned " + "1" * 64):
         load_tasks(tmp_path / "tasks.parquet", pinned_manifest_sha256="1" * 64)
+
+
+@pytest.mark.parametrize(
+    ("statement_test", "error"),
+    [
+        ("test_calc.py::test_add", None),
+        ("", None),
+        ("test_calc.py::test_mul", "is not in FAIL_TO_PASS"),
+        ("test_calc.py::test_nowhere", "is not in FAIL_TO_PASS"),
+    ],
+)
+def test_statement_test_must_be_a_fail_to_pass_id(statement_test, error):
+    record = {**make_calc_task().model_dump(), "statement_test": statement_test}
+    if error is None:
+        task = Task.model_validate(record)
+        assert task.hidden_tests() == [i for i in task.FAIL_TO_PASS if i != statement_test]
+    else:
+        with pytest.raises(ValueError, match=error):
+            Task.model_validate(record)
+
+
+def test_statement_test_is_stored_and_part_of_the_identity(tmp_path):
+    task = make_calc_task()
+    other = task.model_copy(update={"statement_test": ""})
+    assert task.sha256() != other.sha256()
+    freeze([task], tmp_path, "toy", {}, None)
+    assert load_tasks(tmp_path / "tasks.parquet")[0].statement_test == "test_calc.py::test_add"

@@ -66,6 +66,17 @@ def _failure_messages(report: GradingReport) -> dict[str, str]:
     return out
 
 
+def visible_view(task: Task) -> Task:
+    """The task as the agent's test action judges it: its visible tests are the expected ids."""
+    return task.model_copy(update={"FAIL_TO_PASS": task.visible_tests(), "PASS_TO_PASS": []})
+
+
+def run_selection(task: Task) -> list[str] | None:
+    """The node ids the agent's test run executes, or None when that is every expected test."""
+    visible = task.visible_tests()
+    return None if set(visible) == {*task.FAIL_TO_PASS, *task.PASS_TO_PASS} else visible
+
+
 class MinibugsEnv(Environment):
     """Fragment-edit environment over a task's inline tree; tests run through the sandbox."""
 
@@ -107,9 +118,7 @@ class MinibugsEnv(Environment):
                 record.changes, observation = self._edit(action)
             elif action.kind == "run":
                 self.test_runs += 1
-                report = grade_tree(self._task, self.final_patch(), self.sandbox)
-                self.infra_failures += report.outcome == "infrastructure_failure"
-                observation = summarize_report(report)
+                observation = self._run_visible()
             else:
                 observation = "submitted"
                 self.end("submit")
@@ -121,6 +130,19 @@ class MinibugsEnv(Environment):
         if not self._end_reason and len(self._turns) >= self.max_turns:
             self.end("turn_budget")
         return observation, bool(self._end_reason)
+
+    def _run_visible(self) -> str:
+        """Run the task's visible tests only (METHOD §2): the statement's FAIL_TO_PASS test
+        and PASS_TO_PASS. The other FAIL_TO_PASS ids grade the final patch, never run here."""
+        task = self._task
+        assert task is not None
+        if not task.visible_tests():
+            return "tests: this task has no visible tests"
+        report = grade_tree(
+            visible_view(task), self.final_patch(), self.sandbox, select=run_selection(task)
+        )
+        self.infra_failures += report.outcome == "infrastructure_failure"
+        return summarize_report(report)
 
     def _edit(self, action):
         path = action.path

@@ -53,30 +53,48 @@ def rollout_and_grade(
         return list(ex.map(finish, episodes))
 
 
+def reward_groups(rows: list[dict[str, Any]]) -> dict[str, list[float]]:
+    """Rewards of the non-masked samples of each task."""
+    groups: dict[str, list[float]] = defaultdict(list)
+    for r in rows:
+        if not r["masked"]:
+            groups[r["instance_id"]].append(r["reward"])
+    return dict(groups)
+
+
+def share_unequal(groups: dict[str, list[float]]) -> float | None:
+    """Share of groups whose rewards are not all equal (None without groups)."""
+    return sum(len(set(v)) > 1 for v in groups.values()) / len(groups) if groups else None
+
+
 def probe_figures(
-    train_rows: list[dict[str, Any]], holdout_rows: list[dict[str, Any]]
+    train_rows: list[dict[str, Any]],
+    holdout_rows: list[dict[str, Any]],
+    dev_rows: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """Pass rates, mixed-reward groups, format errors, multi-block share."""
+    """Pass rates (train, dev, holdout), mixed-reward groups (train and holdout), format
+    errors, multi-block share."""
     import json
+
+    dev_rows = dev_rows or []
 
     def rate(rows, key):
         vals = [r[key] for r in rows if not r["masked"]]
         return sum(vals) / len(vals) if vals else None
 
-    groups: dict[str, list[float]] = defaultdict(list)
-    for r in train_rows:
-        if not r["masked"]:
-            groups[r["instance_id"]].append(r["reward"])
-    rows = train_rows + holdout_rows
+    groups = reward_groups(train_rows)
+    holdout_groups = reward_groups(holdout_rows)
+    rows = train_rows + dev_rows + holdout_rows
     multi = [len(json.loads(r["edit_blocks"])) >= 2 for r in rows]
     return {
         "train_pass_at_1": rate(train_rows, "Y"),
+        "dev_pass_at_1": rate(dev_rows, "Y"),
         "holdout_pass_at_1": rate(holdout_rows, "Y"),
         "train_groups": len(groups),
         "train_groups_with_reward_variance": sum(len(set(v)) > 1 for v in groups.values()),
-        "share_groups_with_reward_variance": (
-            sum(len(set(v)) > 1 for v in groups.values()) / len(groups) if groups else None
-        ),
+        "share_groups_with_reward_variance": share_unequal(groups),
+        "holdout_groups": len(holdout_groups),
+        "holdout_share_groups_with_reward_variance": share_unequal(holdout_groups),
         "format_error_rate": sum(r["format_error"] for r in rows) / len(rows),
         "share_two_or_more_edit_blocks": sum(multi) / len(multi),
         "masked": sum(r["masked"] for r in rows),

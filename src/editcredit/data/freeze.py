@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from editcredit.audit.provenance import atomic_write_text, sha256_file
 from editcredit.data.task import Task, canonical_json
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: statement_test (the one visible FAIL_TO_PASS test)
 JSON_COLUMNS = ("files", "meta")
 
 #: The Parquet schema of a frozen suite (nested values that vary by task are JSON text).
@@ -32,6 +32,7 @@ PARQUET_SCHEMA = pa.schema(
         ("test_patch", pa.string()),
         ("FAIL_TO_PASS", pa.list_(pa.string())),
         ("PASS_TO_PASS", pa.list_(pa.string())),
+        ("statement_test", pa.string()),
         ("test_paths", pa.list_(pa.string())),
         ("files", pa.string()),
         ("image", pa.string()),

@@ -32,6 +32,12 @@ class Task(BaseModel):
     test_patch: str = Field("", description="Diff that adds the tests, applied before grading.")
     FAIL_TO_PASS: list[str] = Field(min_length=1, description="Node ids the fix must make pass.")
     PASS_TO_PASS: list[str] = Field(description="Node ids that must keep passing.")
+    statement_test: str = Field(
+        "",
+        description="The FAIL_TO_PASS id the problem statement was drawn from: with "
+        "PASS_TO_PASS, the only tests the agent's test action runs ('' = none: PASS_TO_PASS "
+        "only). The other FAIL_TO_PASS ids are graded, never run for the agent.",
+    )
     test_paths: list[str] = Field(min_length=1, description="Test files, restored and run.")
     files: dict[str, str] | None = Field(None, description="Inline base tree: path -> text.")
     image: str | None = Field(None, description="Docker image with the base tree at workdir.")
@@ -70,10 +76,24 @@ class Task(BaseModel):
             missing = [p for p in self.test_paths if p not in self.files and not self.test_patch]
             if missing:
                 raise ValueError(f"test_paths not in files: {missing}")
+        if self.statement_test and self.statement_test not in self.FAIL_TO_PASS:
+            raise ValueError(f"statement_test {self.statement_test!r} is not in FAIL_TO_PASS")
         overlap = set(self.FAIL_TO_PASS) & set(self.PASS_TO_PASS)
         if overlap:
             raise ValueError(f"ids in both FAIL_TO_PASS and PASS_TO_PASS: {sorted(overlap)}")
         return self
+
+    def visible_tests(self) -> list[str]:
+        """What the agent's test action runs: the statement's test, then PASS_TO_PASS."""
+        return (
+            [self.statement_test, *self.PASS_TO_PASS]
+            if self.statement_test
+            else [*self.PASS_TO_PASS]
+        )
+
+    def hidden_tests(self) -> list[str]:
+        """FAIL_TO_PASS ids that grade the task but are never run for the agent."""
+        return [i for i in self.FAIL_TO_PASS if i != self.statement_test]
 
     def canonical_json(self) -> str:
         """Sorted keys, no whitespace, UTF-8 text: the bytes that identify the task."""

@@ -19,6 +19,7 @@ from typing import Any
 
 from editcredit.data.task import Task
 from editcredit.sandbox.base import SandboxError, SandboxReport
+from editcredit.sandbox.base import grade_selected as forward
 from editcredit.sandbox.observations import Observations
 
 try:  # the docker SDK raises its own exception types
@@ -63,10 +64,10 @@ class CountingSandbox:
         self.calls = 0
         self._lock = threading.Lock()
 
-    def grade(self, task: Task, patch: str) -> SandboxReport:
+    def grade(self, task: Task, patch: str, select: list[str] | None = None) -> SandboxReport:
         with self._lock:
             self.calls += 1
-        return self.inner.grade(task, patch)
+        return forward(self.inner, task, patch, select)
 
 
 class EpisodeSandbox:
@@ -81,10 +82,10 @@ class EpisodeSandbox:
         self.runs = 0
         self.failures: list[dict[str, Any]] = []
 
-    def grade(self, task: Task, patch: str) -> SandboxReport:
+    def grade(self, task: Task, patch: str, select: list[str] | None = None) -> SandboxReport:
         self.runs += 1
         try:
-            report = self.inner.grade(task, patch)
+            report = forward(self.inner, task, patch, select)
         except INFRA_ERRORS as exc:
             self.failures.append({"run": self.runs, "exception": repr(exc)[-2000:]})
             return died_report(task, repr(exc))
@@ -128,7 +129,7 @@ class FaultySandbox:
         h = hashlib.sha256(f"{self.seed}|{task.instance_id}|{digest}|{nth}".encode()).digest()
         return int.from_bytes(h[:8], "big") / 2**64
 
-    def grade(self, task: Task, patch: str) -> SandboxReport:
+    def grade(self, task: Task, patch: str, select: list[str] | None = None) -> SandboxReport:
         u = self._draw(task, patch)
         if u < self.rate:
             with self._lock:
@@ -139,4 +140,4 @@ class FaultySandbox:
             return died_report(task, f"injected fault (seed {self.seed}): sandbox died")
         with self._lock:
             self.passed += 1
-        return self.inner.grade(task, patch)
+        return forward(self.inner, task, patch, select)

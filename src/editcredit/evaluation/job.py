@@ -36,6 +36,7 @@ from editcredit.evaluation.predictions import write_predictions
 from editcredit.evaluation.runner import SliceSettings, run_slots
 from editcredit.evaluation.scoring import scores_record
 from editcredit.evaluation.slots import TaskSlots, slot_record, slots_rows, write_slots_parquet
+from editcredit.sandbox.base import grade_selected
 
 #: Sandbox settings that change what a grading means (workers and docker mode do not).
 SANDBOX_IDENTITY_KEYS = (
@@ -78,11 +79,11 @@ class LazySandbox:
     def __init__(self, factory: Callable[[], Any]) -> None:
         self._factory, self._box, self._lock = factory, None, threading.Lock()
 
-    def grade(self, task: Task, patch: str):
+    def grade(self, task: Task, patch: str, select: list[str] | None = None):
         with self._lock:
             if self._box is None:
                 self._box = self._factory()
-        return self._box.grade(task, patch)
+        return grade_selected(self._box, task, patch, select)
 
     def close(self) -> None:
         if self._box is not None and hasattr(self._box, "close"):

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict
 from editcredit.data.task import Task
 from editcredit.grading.utility import training_score
 from editcredit.grading.verdicts import RunEvidence, judge, sentinel_problems
-from editcredit.sandbox.base import Sandbox, SandboxReport
+from editcredit.sandbox.base import Sandbox, SandboxReport, grade_selected
 
 ReportVerdict = Literal["valid_1", "valid_0", "unresolved", "empty_patch", "patch_does_not_apply"]
 
@@ -75,11 +75,18 @@ def _identity(task: Task, patch: str) -> dict[str, str]:
 
 
 def grade_tree(
-    task: Task, patch: str, sandbox: Sandbox, f_weight: float = 0.25, g_weight: float = 0.25
+    task: Task,
+    patch: str,
+    sandbox: Sandbox,
+    f_weight: float = 0.25,
+    g_weight: float = 0.25,
+    select: list[str] | None = None,
 ) -> GradingReport:
     """Run the tests on the task's tree with ``patch`` applied (an empty patch runs the base
-    tree: the empty control of METHOD §7) and judge the observations."""
-    return judge_run(task, patch, sandbox.grade(task, patch), f_weight, g_weight)
+    tree: the empty control of METHOD §7) and judge the observations. ``select``: run only
+    these node ids (the sandbox runs the task's test files otherwise)."""
+    run = grade_selected(sandbox, task, patch, select)
+    return judge_run(task, patch, run, f_weight, g_weight)
 
 
 def judge_run(

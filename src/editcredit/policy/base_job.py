@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 from typing import Any
-
-import torch
 
 from editcredit.audit.identity import write_identity
 from editcredit.data.freeze import load_tasks
@@ -61,14 +60,16 @@ def base_model_job(
     gpus: int,
 ) -> None:
     out = Path(out_dir)
-    from editcredit.policy.base_training import train_base_model
+    from editcredit.policy.base_training import expert_corpus, fit_base_model
 
     device = bind_gpus(int(gpus))
-    torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
     tasks = training_tasks(tasks_path, controls_path)
     print(f"training the base policy on {len(tasks)} train tasks ({device})")
-    with SandboxPool(sandbox_cfg["backend"], sandbox_cfg, int(sandbox_cfg["workers"])) as pool:
-        stats = train_base_model(
-            tasks, pool, model_cfg, agent_cfg, out, device, int(sandbox_cfg["workers"])
-        )
+    workers = int(sandbox_cfg["workers"])
+    start = time.monotonic()
+    experts = {**model_cfg["experts"], "seed": model_cfg["seed"]}
+    with SandboxPool(sandbox_cfg["backend"], sandbox_cfg, workers) as pool:  # experts only
+        corpus, names = expert_corpus(tasks, pool, experts, int(agent_cfg["max_turns"]), workers)
+    seconds = time.monotonic() - start
+    stats = fit_base_model(corpus, names, model_cfg, out, device, len(tasks), seconds)
     print(json.dumps(stats, indent=1))

@@ -20,15 +20,18 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from tqdm import tqdm
 
 from editcredit.agent.experts import expert_actions, run_expert_episode
 from editcredit.agent.minibugs_env import MinibugsEnv
+from editcredit.agent.search_expert import search_episode
 from editcredit.audit.identity import write_identity
 from editcredit.data.task import Task
 from editcredit.policy.chat import ChatIds
 from editcredit.policy.model import new_model, tiny_config
 from editcredit.policy.sft import SFTConfig, chat_example, train_sft
 from editcredit.policy.tokenizer import train_tokenizer
+from editcredit.sandbox.base import grade_selected
 
 
 class MemoSandbox:
@@ -37,15 +40,15 @@ class MemoSandbox:
 
     def __init__(self, sandbox) -> None:
         self.sandbox = sandbox
-        self._cache: dict[tuple[str, str], Any] = {}
+        self._cache: dict[tuple[str, str, tuple[str, ...]], Any] = {}
         self._lock = threading.Lock()
 
-    def grade(self, task: Task, patch: str):
-        key = (task.instance_id, patch)
+    def grade(self, task: Task, patch: str, select: list[str] | None = None):
+        key = (task.instance_id, patch, tuple(select or ()))
         with self._lock:
             if key in self._cache:
                 return self._cache[key]
-        report = self.sandbox.grade(task, patch)
+        report = grade_selected(self.sandbox, task, patch, select)
         with self._lock:
             self._cache.setdefault(key, report)
         return report
@@ -56,6 +59,8 @@ def expert_corpus(
 ) -> tuple[list[tuple[list[str], list[str]]], list[list[str]]]:
     """Expert episodes (observations, actions), played through the real environment, and
     the identifiers of each episode's seed function (its name first)."""
+    if cfg.get("kind", "oracle") == "search":
+        return search_corpus(tasks, sandbox, cfg, max_turns, workers)
     jobs = []
     style = str(cfg.get("fragment_style", "minimal"))
     for task in tasks:
@@ -72,6 +77,32 @@ def expert_corpus(
             ex.map(lambda job: run_expert_episode(MinibugsEnv(memo, max_turns), *job), jobs)
         )
     return episodes, [seed_identifiers(task) for task, _ in jobs]
+
+
+def search_corpus(
+    tasks: list[Task], sandbox, cfg: dict[str, Any], max_turns: int, workers: int
+) -> tuple[list[tuple[list[str], list[str]]], list[list[str]]]:
+    """Episodes of the searching expert (it sees only what the agent sees), played through
+    the real environment, and each episode's seed-function identifiers."""
+    weights = {str(k): float(v) for k, v in cfg["search_weights"].items()}
+    pool = int(cfg.get("search_pool", 0))
+    style = str(cfg.get("fragment_style", "minimal"))
+    jobs = [
+        (task, random.Random(f"{cfg['seed']}:{task.instance_id}:{k}"))
+        for task in tasks
+        for k in range(int(cfg["episodes_per_task"]))
+    ]
+    memo = MemoSandbox(sandbox)
+
+    def play(job):
+        task, rng = job
+        env = MinibugsEnv(memo, max_turns)
+        return search_episode(env, task, rng, weights, max_turns, style, pool, str(cfg["seed"]))
+
+    with ThreadPoolExecutor(workers) as ex:
+        episodes = list(tqdm(ex.map(play, jobs), total=len(jobs), desc="experts", mininterval=5))
+    kept = [(e, seed_identifiers(t)) for e, (t, _) in zip(episodes, jobs, strict=True) if e[1]]
+    return [e for e, _ in kept], [n for _, n in kept]
 
 
 def seed_identifiers(task: Task) -> list[str]:
@@ -243,5 +274,7 @@ def fit_base_model(
         "parameters": sum(p.numel() for p in model.parameters()),
         "device": str(device),
     }
-    write_identity(out_dir, config=cfg, extra={"training": training})
+    timeless = {k: v for k, v in training.items() if k != "expert_seconds"}
+    timeless["sft"] = {k: v for k, v in stats.items() if k != "seconds"}
+    write_identity(out_dir, config=cfg, extra={"training": timeless})  # no wall-clock figures
     return training

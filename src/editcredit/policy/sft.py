@@ -21,9 +21,13 @@ class SFTConfig:
     weight_decay: float = 0.01
     batch_size: int = 16
     max_steps: int = 2000
-    max_seconds: float = 240.0
+    """The number of optimiser steps: how far training goes depends on config and data only,
+    never on the machine's speed (METHOD §11)."""
     warmup_steps: int = 50
     observation_loss_weight: float = 0.0
+    threads: int = 2
+    """CPU threads of the training (torch intra-op): part of the config because the sums of a
+    matrix product may split differently with another count, so the bytes depend on it."""
     length_grouping: int = 16
     """Batches are drawn from pools of this many batches sorted by length (less padding, so
     more steps per second); 1 draws plain shuffled batches."""
@@ -85,6 +89,15 @@ def _grouped_order(examples, batch_size: int, grouping: int, rng: random.Random)
     return [i for batch in batches for i in batch]
 
 
+def lr_factor(step: int, warmup_steps: int, max_steps: int) -> float:
+    """Linear warm-up, then a cosine to 10 % of the peak at ``max_steps`` (a function of the
+    step only)."""
+    if step < warmup_steps:
+        return (step + 1) / warmup_steps
+    frac = (step - warmup_steps) / max(1, max_steps - warmup_steps)
+    return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, frac)))
+
+
 def train_sft(
     model: torch.nn.Module,
     examples: list[tuple[list[int], list[int]]],
@@ -92,32 +105,28 @@ def train_sft(
     cfg: SFTConfig,
     device: torch.device,
 ) -> dict[str, float]:
-    """Train in place until max_steps or max_seconds; returns the final loss and counts."""
+    """Train in place for exactly ``cfg.max_steps`` steps; returns the final loss and counts.
+
+    Deterministic on CPU: the same examples and config give the same parameters bytes,
+    whatever the machine's load (no wall-clock budget decides anything)."""
     rng = random.Random(cfg.seed)
     torch.manual_seed(cfg.seed)
+    if device.type == "cpu":
+        torch.set_num_threads(cfg.threads)
     model.to(device).train()
     opt = torch.optim.AdamW(
         model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, betas=(0.9, 0.98)
     )
 
     start = time.monotonic()
-
-    def lr_at(step: int) -> float:
-        """Linear warm-up, then a cosine to 10 % over whichever budget (steps or seconds)
-        runs out first, so a time-limited run still ends on a low learning rate."""
-        if step < cfg.warmup_steps:
-            return (step + 1) / cfg.warmup_steps
-        frac = (step - cfg.warmup_steps) / max(1, cfg.max_steps - cfg.warmup_steps)
-        if math.isfinite(cfg.max_seconds) and cfg.max_seconds > 0:
-            frac = max(frac, (time.monotonic() - start) / cfg.max_seconds)
-        return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, frac)))
-
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_at)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda step: lr_factor(step, cfg.warmup_steps, cfg.max_steps)
+    )
     order: list[int] = []
     losses: list[float] = []
     step = 0
     bar = tqdm(total=cfg.max_steps, desc="sft", mininterval=5.0)
-    while step < cfg.max_steps and time.monotonic() - start < cfg.max_seconds:
+    while step < cfg.max_steps:
         if len(order) < cfg.batch_size:
             order += _grouped_order(examples, cfg.batch_size, cfg.length_grouping, rng)
         picked = [examples[i] for i in order[: cfg.batch_size]]

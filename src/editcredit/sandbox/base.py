@@ -163,10 +163,11 @@ class Sandbox(ABC):
         self.limit_settings = limits if limits is not None else LimitSettings()
         self.gold_times = gold_times if gold_times is not None else GoldTimesBook()
 
-    def grade(self, task: Task, patch: str) -> SandboxReport:
-        """Apply ``patch`` to ``task``'s tree, run its test files with the grader's sentinels
-        and per-test limits from the task's gold times, return the observations."""
-        return self._grade(task, patch, self.limits_for(task))
+    def grade(self, task: Task, patch: str, select: list[str] | None = None) -> SandboxReport:
+        """Apply ``patch`` to ``task``'s tree, run its test files (or only the node ids in
+        ``select``: the agent's visible tests) with the grader's sentinels and per-test limits
+        from the task's gold times, return the observations."""
+        return self._grade(task, patch, self.limits_for(task), select)
 
     def limits_for(self, task: Task) -> dict[str, Any]:
         """Per-test limits of ``task``: from its recorded gold times, else measured now with
@@ -186,7 +187,13 @@ class Sandbox(ABC):
         self.gold_times.put(task.instance_id, times)
         return report
 
-    def _grade(self, task: Task, patch: str, limits: dict[str, Any] | None) -> SandboxReport:
+    def _grade(
+        self,
+        task: Task,
+        patch: str,
+        limits: dict[str, Any] | None,
+        select: list[str] | None = None,
+    ) -> SandboxReport:
         start = time.monotonic()
         job = Path(tempfile.mkdtemp(prefix="job-", dir=self._job_root()))
         try:
@@ -213,7 +220,7 @@ class Sandbox(ABC):
             request = RunRequest(
                 tree,
                 out,
-                [*task.test_paths, sentinels.path],
+                [*(select or task.test_paths), sentinels.path],
                 timeout_s,
                 nonce,
                 limits=limits,
@@ -360,3 +367,9 @@ def read_log_tail(out_dir: Path, limit: int = 2000) -> str:
     if not log.exists():
         return ""
     return log.read_text(encoding="utf-8", errors="replace")[-limit:]
+
+
+def grade_selected(sandbox, task: Task, patch: str, select: list[str] | None) -> SandboxReport:
+    """``sandbox.grade`` with a selection of node ids when there is one (wrappers pass it on;
+    a sandbox that is never asked for a selection needs no such parameter)."""
+    return sandbox.grade(task, patch, select) if select else sandbox.grade(task, patch)

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from tqdm import tqdm
 
 from editcredit.data.task import Task
-from editcredit.sandbox.base import Sandbox, SandboxReport
+from editcredit.sandbox.base import Sandbox, SandboxReport, grade_selected
 from editcredit.sandbox.factory import make_sandbox
 from editcredit.sandbox.limits import GoldTimesBook
 
@@ -58,11 +58,11 @@ class SandboxPool:
                 tqdm(results, total=len(items), desc=desc, disable=not desc, mininterval=2.0)
             )
 
-    def grade(self, task: Task, patch: str) -> SandboxReport:
+    def grade(self, task: Task, patch: str, select: list[str] | None = None) -> SandboxReport:
         """Borrow a free sandbox for one grading (the pool quacks like a Sandbox)."""
         box = self._free.get()
         try:
-            return box.grade(task, patch)
+            return grade_selected(box, task, patch, select)
         finally:
             self._free.put(box)
 

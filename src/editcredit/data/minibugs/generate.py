@@ -129,6 +129,7 @@ def build_task(
         patch=diff_trees({module.path: cand.mutated_source}, {module.path: module.source}),
         FAIL_TO_PASS=f2p,
         PASS_TO_PASS=p2p,
+        statement_test=witness,
         test_paths=[module.test_path],
         files=files,
         timeout_s=float(cfg["timeout_s"]),

@@ -8,9 +8,9 @@ editcredit. Two modes:
   ``SPOOL/requests`` is run in a forked child (a fresh process image for the task's own
   modules), killed with its whole process group when it exceeds its timeout.
 
-A request is JSON: ``workspace``, ``tests`` (paths relative to the workspace), ``out_dir``,
-``env`` (the complete environment of the test process), ``nonce``, ``timeout_s``, and
-optional ``rlimits`` (name -> soft/hard value) applied in the child.
+A request is JSON: ``workspace``, ``tests`` (paths or node ids relative to the workspace),
+``out_dir``, ``env`` (the complete environment of the test process), ``nonce``,
+``timeout_s``, and optional ``rlimits`` (name -> soft/hard value) applied in the child.
 """
 
 from __future__ import annotations
@@ -230,7 +230,8 @@ def run_request(req: dict, warm: bool = False) -> dict:
     """
     start = time.monotonic()
     if warm:
-        rewrite_cache.prewarm(os.path.join(req["workspace"], t) for t in req["tests"])
+        files = dict.fromkeys(t.split("::", 1)[0] for t in req["tests"])  # node ids too
+        rewrite_cache.prewarm(os.path.join(req["workspace"], f) for f in files)
         gc.freeze()  # the child's collector skips inherited objects: fewer copy-on-write pages
     limits = req.get("limits")
     hard = start + float(req.get("budget_s", req["timeout_s"]))

@@ -1,0 +1,70 @@
+"""Probe a base policy on the train and dev splits only: the figures design choices are tuned
+on (METHOD §11: the holdout is reported by rule ``probe``, never tuned on).
+
+Usage: ``python benchmarks/probe_train_dev.py MODEL_DIR [--train-tasks 40] [--samples 4]
+[--dev-samples 8] [--threads 2] [--out benchmarks/out/probe_train_dev.json]``
+
+Reads ``config/config.yaml`` (agent, reward, sandbox, generation, probe seed) and the frozen
+suite of ``models.tiny.suite``; rolls out the first train tasks by id and every dev task, grades
+them in the configured sandbox, and writes the probe's figures (holdout left out).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "src"))
+
+from editcredit.agent.probe import probe_figures, rollout_and_grade  # noqa: E402
+from editcredit.agent.rollout import RolloutConfig  # noqa: E402
+from editcredit.config import load_config  # noqa: E402
+from editcredit.data.freeze import load_tasks  # noqa: E402
+from editcredit.policy.generator_factory import load_generator  # noqa: E402
+from editcredit.sandbox.pool import SandboxPool  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("model_dir")
+    ap.add_argument("--train-tasks", type=int, default=40)
+    ap.add_argument("--samples", type=int, default=4)
+    ap.add_argument("--dev-samples", type=int, default=8)
+    ap.add_argument("--threads", type=int, default=2, help="torch threads of generation")
+    ap.add_argument("--out", default=str(HERE / "out" / "probe_train_dev.json"))
+    args = ap.parse_args()
+    import torch
+
+    torch.set_num_threads(args.threads)
+    cfg = load_config(str(HERE.parent / "config" / "config.yaml"))
+    suite = cfg["models"]["tiny"]["suite"]
+    tasks = load_tasks(HERE.parent / "data" / "frozen" / suite / "tasks.parquet")
+    train = sorted((t for t in tasks if t.split == "train"), key=lambda t: t.instance_id)
+    train = train[: args.train_tasks]
+    dev = [t for t in tasks if t.split == "dev"]
+    generator, chat = load_generator(args.model_dir, torch.device("cpu"), cfg["generation"])
+    rollout = RolloutConfig(**cfg["agent"])
+    seed, workers = int(cfg["probe"]["seed"]), int(cfg["sandbox"]["workers"])
+    start = time.monotonic()
+    with SandboxPool(cfg["sandbox"]["backend"], cfg["sandbox"], workers) as pool:
+        common = (pool, generator, chat, rollout)
+        train_rows = rollout_and_grade(
+            train, args.samples, "probe-train", *common, seed, cfg["reward"], workers
+        )
+        dev_rows = rollout_and_grade(
+            dev, args.dev_samples, "probe-dev", *common, seed + 2, cfg["reward"], workers
+        )
+    figures = probe_figures(train_rows, [], dev_rows)
+    figures.pop("holdout_pass_at_1")
+    figures["seconds"] = round(time.monotonic() - start, 1)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(figures, indent=1) + "\n")
+    print(json.dumps(figures, indent=1))
+
+
+if __name__ == "__main__":
+    main()

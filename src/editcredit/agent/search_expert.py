@@ -1,0 +1,162 @@
+"""A searching expert that acts only on what is visible: it never reads the gold fix.
+
+It reads the seed function on screen, lists plausible single-line reversals of a planted bug
+(the project's mutation operators applied to the buggy function, plus ``not (x)`` -> ``x``),
+orders them by a prior per kind of reversal (config, tuned on the train split) with seeded
+noise, and then tries them one by one: edit, run the visible tests, submit when they pass,
+otherwise revert the edit and try the next, until the turn budget is spent. Its episodes hold
+several edit blocks of different value (a wrong try and its revert, then the fix), and the
+procedure transfers to functions never seen in training.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import random
+from dataclasses import dataclass
+
+from editcredit.agent.actions import format_action
+from editcredit.agent.experts import _edit
+from editcredit.agent.protocol import Environment
+from editcredit.data.mutations import apply_mutation, enumerate_mutations
+from editcredit.data.task import Task
+
+#: The kind of the ``not (x)`` -> ``x`` reversal (no mutation operator writes it).
+UNNEGATE = "unnegate"
+
+
+@dataclass(frozen=True)
+class Reversal:
+    """One candidate repair: line ``line`` (1-based) of ``path`` becomes ``new``."""
+
+    kind: str
+    path: str
+    line: int
+    old: str
+    new: str
+
+
+def seed_location(task: Task) -> tuple[str, str]:
+    """(path, function) of the task's seed function (the function shown on screen)."""
+    module, _, function = task.meta.get("seed_function", "").partition(".")
+    if not function:
+        raise ValueError(f"{task.instance_id}: meta.seed_function is missing")
+    return f"{module}.py", function
+
+
+def _unnegations(source: str, function: str) -> list[tuple[int, str]]:
+    """(line, new line) for every one-line ``not (x)`` / ``not x`` in the function."""
+    lines = source.split("\n")
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.FunctionDef) and node.name == function):
+            continue
+        for sub in ast.walk(node):
+            if not (isinstance(sub, ast.UnaryOp) and isinstance(sub.op, ast.Not)):
+                continue
+            if sub.lineno != sub.end_lineno or sub.operand.end_lineno != sub.lineno:
+                continue
+            line = lines[sub.lineno - 1]
+            raw = line.encode()
+            text = raw[sub.col_offset : sub.end_col_offset].decode()
+            inner = raw[sub.operand.col_offset : sub.operand.end_col_offset].decode()
+            if not text.startswith("not"):
+                continue
+            new = raw[: sub.col_offset].decode() + inner + raw[sub.end_col_offset :].decode()
+            out.append((sub.lineno, new))
+    return out
+
+
+def reversal_candidates(
+    source: str, path: str, function: str, kinds: dict[str, float]
+) -> list[Reversal]:
+    """Single-line repairs of ``function`` of the kinds with a positive weight in ``kinds``
+    (operator names of :mod:`editcredit.data.mutations`, and ``unnegate``), one per distinct
+    new line, in source order."""
+    lines = source.split("\n")
+    found: dict[tuple[int, str], Reversal] = {}
+    for m in enumerate_mutations(source, function):
+        if kinds.get(m.operator, 0.0) <= 0 or m.lineno != m.end_lineno:
+            continue
+        new = apply_mutation(source, m).split("\n")
+        if len(new) != len(lines):
+            continue
+        found.setdefault(
+            (m.lineno, new[m.lineno - 1]),
+            Reversal(m.operator, path, m.lineno, lines[m.lineno - 1], new[m.lineno - 1]),
+        )
+    if kinds.get(UNNEGATE, 0.0) > 0:
+        for n, new in _unnegations(source, function):
+            found.setdefault((n, new), Reversal(UNNEGATE, path, n, lines[n - 1], new))
+    return sorted(found.values(), key=lambda r: (r.line, r.kind, r.new))
+
+
+def search_order(
+    candidates: list[Reversal], kinds: dict[str, float], rng: random.Random
+) -> list[Reversal]:
+    """Weighted random order without replacement (seeded): a candidate of weight w gets the
+    key u ** (1 / w); larger keys first."""
+    keyed = [(math.log(rng.random() or 1e-12) / kinds[c.kind], c) for c in candidates]
+    return [c for _, c in sorted(keyed, key=lambda kc: -kc[0])]
+
+
+def visible_tests_pass(observation: str) -> bool:
+    """The environment's summary of a test run with no failure."""
+    return observation.startswith("tests: ") and ", 0 failed" in observation.split("\n", 1)[0]
+
+
+def search_episode(
+    env: Environment,
+    task: Task,
+    rng: random.Random,
+    kinds: dict[str, float],
+    max_turns: int,
+    style: str = "minimal",
+    pool: int = 0,
+    pool_seed: str = "",
+) -> tuple[list[str], list[str]]:
+    """Play one search episode through ``env``: (observations, actions) texts, where
+    ``observations[k]`` precedes ``actions[k]``. With ``pool`` > 0 the episode orders only the
+    task's candidate pool: the first ``pool`` of a weighted order seeded by ``pool_seed`` and
+    the task (the same for every episode of the task, so their test runs are shared)."""
+    path, function = seed_location(task)
+    observations = [env.reset(task)]
+    actions: list[str] = []
+    lines = task.files[path].split("\n")
+
+    def act(text: str) -> tuple[str, bool]:
+        observation, done = env.step(text)
+        actions.append(text)
+        if not done:
+            observations.append(observation)
+        return observation, done
+
+    candidates = reversal_candidates(task.files[path], path, function, kinds)
+    if pool > 0:
+        shared = random.Random(f"{pool_seed}:{task.instance_id}:pool")
+        candidates = search_order(candidates, kinds, shared)[:pool]
+    order = search_order(candidates, kinds, rng)
+    for cand in order:
+        if len(actions) + 3 > max_turns:
+            break
+        there = _edit(lines, path, cand.line, cand.new, style)
+        changed = [*lines[: cand.line - 1], cand.new, *lines[cand.line :]]
+        back = _edit(changed, path, cand.line, cand.old, style)
+        if there is None or back is None:
+            continue
+        _, done = act(format_action(there))
+        if done:
+            break
+        observation, done = act("run")
+        if done:
+            break
+        if visible_tests_pass(observation):
+            act("submit")
+            break
+        _, done = act(format_action(back))
+        if done:
+            break
+    if not env.end_reason and len(actions) < max_turns:
+        act("submit")
+    return observations[: len(actions)], actions

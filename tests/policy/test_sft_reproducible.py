@@ -1,0 +1,98 @@
+"""The base model is a function of config and data only (METHOD §11): SFT runs a fixed number
+of steps, its schedule depends on the step alone, and two builds give the same bytes, one of
+them beside a CPU burner."""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from editcredit.policy.base_training import fit_base_model
+from editcredit.policy.sft import SFTConfig, lr_factor
+
+ARCH = {
+    "hidden_size": 32,
+    "intermediate_size": 64,
+    "num_layers": 1,
+    "num_heads": 2,
+    "num_kv_heads": 1,
+    "max_positions": 256,
+}
+CORPUS = [
+    (
+        [
+            f"`f{k}` fails: expected {k}, got {k + 1}\n\nm.py:\ndef f{k}(a):\n    return a + 1",
+            "m.py edited",
+        ],
+        [f"edit m.py\n- a + 1\n+ a + {k % 3}", "submit"],
+    )
+    for k in range(12)
+]
+CFG = {
+    "seed": 3,
+    "tokenizer_vocab": 300,
+    "architecture": ARCH,
+    "experts": {},
+    "sft": {
+        "lr": 0.01,
+        "batch_size": 4,
+        "max_steps": 40,
+        "warmup_steps": 4,
+        "observation_loss_weight": 0.3,
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("step", "expected"),
+    [(0, 0.25), (3, 1.0), (4, 1.0), (10, 0.1 + 0.9 * 0.5), (16, 0.1), (99, 0.1)],
+)
+def test_lr_factor_is_a_function_of_the_step(step, expected):
+    assert lr_factor(step, warmup_steps=4, max_steps=16) == pytest.approx(expected)
+
+
+def test_no_wall_clock_budget_is_accepted():
+    with pytest.raises(TypeError, match="max_seconds"):
+        SFTConfig(max_steps=10, max_seconds=5.0)
+
+
+def _burn(stop) -> None:
+    x = 0
+    while not stop.is_set():
+        x = (x * 31 + 7) % 1_000_003
+
+
+def _build(out: Path) -> tuple[str, int]:
+    stats = fit_base_model(CORPUS, [[] for _ in CORPUS], CFG, out, torch.device("cpu"), 12)
+    digest = hashlib.sha256((out / "model.safetensors").read_bytes()).hexdigest()
+    return digest, stats["sft"]["steps"]
+
+
+def test_two_builds_give_identical_bytes_one_beside_a_cpu_burner(tmp_path):
+    quiet, steps = _build(tmp_path / "quiet")
+    stop = multiprocessing.Event()
+    burners = [multiprocessing.Process(target=_burn, args=(stop,)) for _ in range(2)]
+    for p in burners:
+        p.start()
+    try:
+        time.sleep(0.2)
+        loaded, steps_loaded = _build(tmp_path / "loaded")
+    finally:
+        stop.set()
+        for p in burners:
+            p.join()
+    assert steps == steps_loaded == CFG["sft"]["max_steps"]
+    assert quiet == loaded
+    for name in ("tokenizer.json", "config.json"):
+        assert (tmp_path / "quiet" / name).read_bytes() == (tmp_path / "loaded" / name).read_bytes()
+
+
+def test_identity_receipt_holds_no_wall_clock_figures(tmp_path):
+    _build(tmp_path / "a")
+    _build(tmp_path / "b")
+    assert (tmp_path / "a" / "identity.json").read_text().count("seconds") == 0
