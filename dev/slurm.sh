@@ -113,6 +113,7 @@ SelectTypeParameters=CR_Core_Memory
 AccountingStorageType=accounting_storage/slurmdbd
 AccountingStorageHost=127.0.0.1
 AccountingStoragePort=$DBD_PORT
+AccountingStoreFlags=job_comment
 JobCompType=jobcomp/none
 ReturnToService=2
 MinJobAge=300
@@ -120,6 +121,7 @@ NodeName=$NODE NodeAddr=127.0.0.1 $hw State=UNKNOWN
 PartitionName=debug Nodes=$NODE Default=YES MaxTime=INFINITE State=UP
 EOF
   mv "$CONF.new" "$CONF"
+  link_system_conf
   (
     umask 077
     cat >"$STATE/etc/slurmdbd.conf" <<EOF
@@ -141,6 +143,23 @@ StorageLoc=slurm_acct_db
 EOF
   )
   chmod 600 "$STATE/etc/slurmdbd.conf"
+}
+
+# Inside a job, Snakemake's slurm-jobstep executor calls srun without SLURM_CONF (it drops the
+# SLURM_* variables), so srun reads the default /etc/slurm/slurm.conf: a link to ours, made only
+# where the machine has no slurm.conf of its own, removed by `stop`.
+SYSTEM_CONF=/etc/slurm/slurm.conf
+link_system_conf() {
+  if [ -L "$SYSTEM_CONF" ] && [ "$(readlink "$SYSTEM_CONF")" = "$CONF" ]; then return; fi
+  if [ -e "$SYSTEM_CONF" ] || [ -L "$SYSTEM_CONF" ]; then
+    die "$SYSTEM_CONF exists (another cluster's, or another state directory's: $(readlink "$SYSTEM_CONF" || true)); stop that one or move it aside"
+  fi
+  mkdir -p "$(dirname "$SYSTEM_CONF")"
+  ln -s "$CONF" "$SYSTEM_CONF" || die "linking $SYSTEM_CONF to $CONF"
+}
+
+unlink_system_conf() {
+  if [ -L "$SYSTEM_CONF" ] && [ "$(readlink "$SYSTEM_CONF")" = "$CONF" ]; then rm -f "$SYSTEM_CONF"; fi
 }
 
 start_munge() {
@@ -279,6 +298,7 @@ stop() {
     fi
   fi
   for name in slurmd slurmctld slurmdbd mariadbd munged; do stop_one "$name"; done
+  unlink_system_conf
 }
 
 status() {

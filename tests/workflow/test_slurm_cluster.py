@@ -1,0 +1,264 @@
+"""The SLURM profile against a real one-node SLURM (dev/slurm.sh: munge, MariaDB, slurmdbd,
+slurmctld, slurmd on this machine), not a recording of sbatch.
+
+A CI-sized study (a toy suite of three tasks, a toy policy, arms M and B with seed 42, two
+training segments of one step each, audits, evaluation, statistics, tables) runs through
+``--workflow-profile profiles/slurm``: every job is an sbatch job (sacct lists them all) and the
+outputs equal those of the same study run locally, byte for byte where the DAG is deterministic.
+Then interruption and failure: Snakemake killed while a segment runs and started again resubmits
+only what is missing; a job that fails on the node fails the run, naming its SLURM log; a segment
+cancelled with scancel is rerun from its last complete checkpoint.
+
+The session fixture starts SLURM through dev/slurm.sh (installing the Debian packages where
+missing, so as root) in its own state directory and ports, and stops every daemon it started.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from policyfactory import train_toy_policy, write_toy_jsonl
+from taskfactory import REPO
+
+pytest.importorskip(
+    "snakemake_executor_plugin_slurm",
+    reason="snakemake-executor-plugin-slurm is a dev extra: pip install -e '.[dev]'",
+)
+pytestmark = [
+    pytest.mark.docker,
+    pytest.mark.slow,
+    pytest.mark.slurm,
+    pytest.mark.timeout(1800),  # the module fixture runs the study twice
+]
+
+FILES = ("Snakefile", "rules", "scripts", "config", "profiles", "envs", "src", "paper")
+SLURM_SH = Path(REPO, "dev", "slurm.sh")
+DAEMONS = ("munged", "mariadbd", "slurmdbd", "slurmctld", "slurmd")
+TARGET = "render_tables"  # the tables: needs controls, segments, audits, eval and statistics
+RUN = "M-s42"
+
+
+@pytest.fixture(scope="session")
+def slurm(tmp_path_factory):
+    """A running one-node SLURM; the environment its clients need (SLURM_CONF)."""
+    if os.geteuid() != 0 and shutil.which("slurmctld") is None:
+        pytest.skip("a local SLURM needs root to install and start (dev/slurm.sh start)")
+    state = tmp_path_factory.mktemp("slurm")
+    env = {
+        **os.environ,
+        "EDITCREDIT_SLURM_DIR": str(state),
+        "EDITCREDIT_SLURM_PORT": os.environ.get("EDITCREDIT_TEST_SLURM_PORT", "6917"),
+    }
+    env.pop("SLURM_JOB_ID", None)
+    started = subprocess.run(
+        [str(SLURM_SH), "start"], env=env, capture_output=True, text=True, timeout=900
+    )
+    try:
+        assert started.returncode == 0, started.stderr[-3000:]
+        env["SLURM_CONF"] = started.stdout.strip().split("=", 1)[1]
+        yield env
+    finally:
+        stop = subprocess.run(
+            [str(SLURM_SH), "stop"], env=env, capture_output=True, text=True, timeout=300
+        )
+        left = {d: (state / "run" / f"{d}.pid").read_text() for d in DAEMONS if _alive(state, d)}
+        assert stop.returncode == 0 and not left, (stop.stderr, left)
+
+
+def _alive(state: Path, daemon: str) -> bool:
+    pidfile = state / "run" / f"{daemon}.pid"
+    if not pidfile.is_file():
+        return False
+    try:
+        os.kill(int(pidfile.read_text().strip()), 0)
+    except (ProcessLookupError, ValueError):
+        return False
+    return True
+
+
+def _study_config(policy: Path, suite_file: Path) -> dict:
+    """The embedded default, cut down to a toy study that reaches the tables in a few minutes."""
+    cfg = yaml.safe_load(Path(REPO, "config", "config.yaml").read_text())
+    cfg["suites"] = {
+        "toy": {
+            "generator": "swebench",
+            "source": str(suite_file),
+            "seed": 0,
+            "splits": {"train": 1.0, "dev": 0.0, "holdout": 0.0},
+        }
+    }
+    cfg["models"] = {"toyp": {"source": "import", "path": str(policy)}}
+    cfg["agent"].update(max_turns=3, max_new_tokens=24)
+    train = cfg["training"]
+    train.update(model="toyp", suite="toy", plan={"M": [42], "B": [42]})
+    train.update(endpoint_step=2, segment_steps=1)
+    train["ray"].update(enabled=False, address="", num_workers=1)
+    train["grpo"].update(tasks_per_step=2, group_size=2, micro_batch_size=4, lr=0.01)
+    cfg["evaluation"]["evalsets"] = {
+        "toy": {"suite": "toy", "splits": ["train"], "samples": 1, "max_tasks": 0}
+    }
+    cfg["stats"].update(evalsets=["toy"], main="M-B", comparisons={"M-B": {"a": "M", "b": "B"}})
+    cfg["stats"]["bootstrap"]["n_resamples"] = 200
+    # every rule asks SLURM for little memory, so that jobs run side by side on a small node
+    cfg["resources"] = {
+        rule: {"mem_mb": 1000}
+        for rule in ("freeze_suite", "control", "train_segment", "eval_model", "control_replay")
+    }
+    return cfg
+
+
+def _copy_workflow(root: Path, cfg: dict) -> Path:
+    root.mkdir(parents=True)
+    for name in FILES:
+        src = Path(REPO, name)
+        ignore = shutil.ignore_patterns("tables", "figures", "main.pdf", "__pycache__")
+        if src.is_dir():
+            shutil.copytree(src, root / name, ignore=ignore)
+        else:
+            shutil.copy(src, root / name)
+    (root / "config" / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return root
+
+
+def _smk_cmd(*args: str, slurm: bool) -> list[str]:
+    cmd = [sys.executable, "-m", "snakemake", "--nolock", *args]
+    if slurm:
+        # jobs: 2 (the node's cores); the status checks come from the profile
+        return [*cmd, "--workflow-profile", "profiles/slurm", "--jobs", "2"]
+    return [*cmd, "--cores", "2"]
+
+
+def _smk(root: Path, env: dict, *args: str, slurm: bool = True, timeout: int = 900):
+    return subprocess.run(
+        _smk_cmd(*args, slurm=slurm),
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def _sacct(env: dict, *args: str) -> list[dict]:
+    """sacct rows (allocations only, no steps) as dicts."""
+    fields = "JobID,JobName,State,ExitCode,Comment"
+    out = subprocess.run(
+        ["sacct", "-X", "-P", "-n", "-a", "-S", "now-2hours", "-o", fields, *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return [dict(zip(fields.split(","), line.split("|"), strict=False)) for line in out.splitlines()]
+
+
+def _job_stats(output: str) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    block = output.split("Job stats:", 1)[1] if "Job stats:" in output else ""
+    for line in block.splitlines()[3:]:
+        m = re.match(r"^(\S+)\s+(\d+)\s*$", line)
+        if not m:
+            break
+        if m[1] != "total":
+            counts[m[1]] = int(m[2])
+    return counts
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _deterministic_files(root: Path) -> dict[str, str]:
+    """Outputs whose bytes are fixed by the DAG: segment weights, optimizer state and records,
+    eval slots and frozen data; path -> SHA256."""
+    patterns = (
+        "data/frozen/*/tasks.parquet",
+        "runs/*/step_*/model/model.safetensors",
+        "runs/*/step_*/*.parquet",
+        "results/eval/*/*/slots.parquet",
+        "results/eval/plan.parquet",
+    )
+    return {
+        str(p.relative_to(root)): _digest(p) for pat in patterns for p in sorted(root.glob(pat))
+    }
+
+
+def _audit_hashes(root: Path) -> dict[str, object]:
+    """The tensor hashes of every parameter audit."""
+    out = {}
+    for path in sorted(root.glob("results/audits/*/step_*.json")):
+        rec = json.loads(path.read_text())
+        out[str(path.relative_to(root))] = {
+            k: v for k, v in rec.items() if "hash" in k or "sha256" in k
+        }
+    return out
+
+
+@pytest.fixture(scope="module")
+def studies(tmp_path_factory, docker_sandbox, slurm):
+    """The toy study run locally and through SLURM (side by side); both roots and the SLURM run."""
+    base = tmp_path_factory.mktemp("slurmstudy")
+    # a few SFT steps: the policy acts in the right format; how well does not matter here
+    policy = train_toy_policy(base / "policy", docker_sandbox, sft_steps=60)
+    suite = write_toy_jsonl(base / "toy.jsonl")
+    cfg = _study_config(policy, suite)
+    local = _copy_workflow(base / "local", cfg)
+    cluster = _copy_workflow(base / "cluster", cfg)
+    started = time.monotonic()
+    local_proc = subprocess.Popen(
+        _smk_cmd(TARGET, slurm=False),
+        cwd=local,
+        env=slurm,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    proc = _smk(cluster, slurm, TARGET)
+    local_out, _ = local_proc.communicate(timeout=900)
+    assert local_proc.returncode == 0, local_out[-5000:]
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
+    return {
+        "local": local,
+        "cluster": cluster,
+        "proc": proc,
+        "env": slurm,
+        "seconds": time.monotonic() - started,
+    }
+
+
+def test_every_job_goes_through_sbatch(studies):
+    """sacct lists one completed allocation per job of the run (rule all-like targets run
+    nothing locally), named after the run and commented with its rule."""
+    log = studies["proc"].stdout + studies["proc"].stderr
+    counts = _job_stats(log)
+    assert counts.get("train_segment") == 4 and counts.get("render_tables") == 1, log[-3000:]
+    uuid = re.search(r"SLURM run ID: (\S+)", log)
+    assert uuid, log[-3000:]
+    rows = _sacct(studies["env"], "--name", uuid[1])
+    by_rule: dict[str, int] = {}
+    for row in rows:
+        assert row["State"] == "COMPLETED" and row["ExitCode"] == "0:0", row
+        rule = row["Comment"].split("_wildcards_")[0].removeprefix("rule_")
+        by_rule[rule] = by_rule.get(rule, 0) + 1
+    assert by_rule == counts, (by_rule, counts)
+
+
+def test_outputs_equal_the_local_run(studies):
+    local, cluster = studies["local"], studies["cluster"]
+    ours, theirs = _deterministic_files(cluster), _deterministic_files(local)
+    assert len(ours) >= 4 * 2 + 3, sorted(ours)  # 4 segments x (weights, records), eval slots
+    assert ours == theirs
+    assert _audit_hashes(cluster) == _audit_hashes(local) != {}
+    for table in sorted((local / "paper" / "tables").glob("*.tex")):
+        assert (cluster / "paper" / "tables" / table.name).is_file(), table.name
