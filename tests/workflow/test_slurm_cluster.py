@@ -26,6 +26,7 @@ import sys
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 from policyfactory import train_toy_policy, write_toy_jsonl
@@ -160,7 +161,9 @@ def _sacct(env: dict, *args: str) -> list[dict]:
         text=True,
         check=True,
     ).stdout
-    return [dict(zip(fields.split(","), line.split("|"), strict=False)) for line in out.splitlines()]
+    return [
+        dict(zip(fields.split(","), line.split("|"), strict=False)) for line in out.splitlines()
+    ]
 
 
 def _job_stats(output: str) -> dict[str, int]:
@@ -180,12 +183,12 @@ def _digest(path: Path) -> str:
 
 
 def _deterministic_files(root: Path) -> dict[str, str]:
-    """Outputs whose bytes are fixed by the DAG: segment weights, optimizer state and records,
-    eval slots and frozen data; path -> SHA256."""
+    """Outputs whose bytes are fixed by the DAG (path -> SHA256): the frozen suite, segment
+    weights, credit ledgers, eval plan and slots."""
     patterns = (
         "data/frozen/*/tasks.parquet",
         "runs/*/step_*/model/model.safetensors",
-        "runs/*/step_*/*.parquet",
+        "runs/*/step_*/credit.parquet",
         "results/eval/*/*/slots.parquet",
         "results/eval/plan.parquet",
     )
@@ -194,14 +197,30 @@ def _deterministic_files(root: Path) -> dict[str, str]:
     }
 
 
+def _records(segment: Path) -> dict[str, str]:
+    """A segment's rollouts and metrics without what the clock decides: the seconds columns of
+    metrics.parquet and the sandbox block (wall time, pytest's temp names) of each report."""
+    metrics = pd.read_parquet(segment / "metrics.parquet")
+    metrics = metrics[[c for c in metrics.columns if not c.startswith("seconds_")]]
+    rollouts = pd.read_parquet(segment / "rollouts.parquet")
+    reports = [json.loads(r) for r in rollouts.pop("report")]
+    for rep in reports:
+        rep.pop("sandbox", None)
+    return {
+        "metrics": metrics.to_json(orient="records", double_precision=15),
+        "rollouts": rollouts.to_json(orient="records", double_precision=15),
+        "reports": json.dumps(reports, sort_keys=True),
+    }
+
+
 def _audit_hashes(root: Path) -> dict[str, object]:
-    """The tensor hashes of every parameter audit."""
+    """Every parameter audit's file and tensor hashes and its comparisons with the base and the
+    previous checkpoint."""
     out = {}
     for path in sorted(root.glob("results/audits/*/step_*.json")):
         rec = json.loads(path.read_text())
-        out[str(path.relative_to(root))] = {
-            k: v for k, v in rec.items() if "hash" in k or "sha256" in k
-        }
+        keys = ("ok", "files", "tensors", "vs_base", "vs_previous")
+        out[str(path.relative_to(root))] = {k: rec[k] for k in keys}
     return out
 
 
@@ -257,8 +276,138 @@ def test_every_job_goes_through_sbatch(studies):
 def test_outputs_equal_the_local_run(studies):
     local, cluster = studies["local"], studies["cluster"]
     ours, theirs = _deterministic_files(cluster), _deterministic_files(local)
-    assert len(ours) >= 4 * 2 + 3, sorted(ours)  # 4 segments x (weights, records), eval slots
+    assert len(ours) >= 4 * 2 + 3, sorted(ours)  # 4 segments x (weights, credit), eval slots
     assert ours == theirs
+    segments = sorted(p.relative_to(local) for p in local.glob("runs/*/step_*"))
+    assert len(segments) == 4
+    for seg in segments:
+        assert _records(cluster / seg) == _records(local / seg), seg
     assert _audit_hashes(cluster) == _audit_hashes(local) != {}
     for table in sorted((local / "paper" / "tables").glob("*.tex")):
         assert (cluster / "paper" / "tables" / table.name).is_file(), table.name
+
+
+SEGMENT = f"runs/{RUN}/step_2"
+
+
+def _drop(path: Path) -> None:
+    """Remove a protected output directory (Snakemake made it read-only)."""
+    for p in [path, *path.rglob("*")]:
+        p.chmod(p.stat().st_mode | 0o200)
+    shutil.rmtree(path)
+
+
+def _start(root: Path, env: dict, *args: str, name: str) -> tuple[subprocess.Popen, Path]:
+    out = root / f"{name}.out"
+    with open(out, "w") as fh:
+        proc = subprocess.Popen(
+            _smk_cmd(*args, slurm=True),
+            cwd=root,
+            env=env,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    return proc, out
+
+
+def _running_job(env: dict, rule: str, proc: subprocess.Popen, out: Path) -> str:
+    """The SLURM id of the first running job of ``rule`` (waits for it)."""
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, out.read_text()[-3000:]
+        queue = subprocess.run(
+            ["squeue", "-h", "-t", "R", "-o", "%i|%k"], env=env, capture_output=True, text=True
+        ).stdout
+        for line in queue.splitlines():
+            jobid, comment = line.split("|", 1)
+            if comment.startswith(f"rule_{rule}_"):
+                return jobid
+        time.sleep(0.5)
+    raise AssertionError(f"no {rule} job ran within 600 s: {out.read_text()[-3000:]}")
+
+
+def _state(env: dict, jobid: str) -> str:
+    rows = _sacct(env, "-j", jobid)
+    return rows[0]["State"] if rows else ""
+
+
+def _wait_state(env: dict, jobid: str, prefix: str) -> str:
+    for _ in range(120):  # accounting lags the controller by a moment
+        state = _state(env, jobid)
+        if state.startswith(prefix):
+            return state
+        time.sleep(0.5)
+    return _state(env, jobid)
+
+
+def _same_segment_as_local(studies) -> None:
+    ours, theirs = studies["cluster"] / SEGMENT, studies["local"] / SEGMENT
+    for name in ("model/model.safetensors", "credit.parquet"):
+        assert _digest(ours / name) == _digest(theirs / name), name
+    assert _records(ours) == _records(theirs)
+
+
+def test_snakemake_killed_while_a_segment_runs_resubmits_only_the_missing(studies):
+    """SIGTERM to Snakemake while segment 2 runs on the node: Snakemake cancels its job; started
+    again, it submits segment 2 alone, leaves segment 1 untouched, and the result is the bytes of
+    the uninterrupted local run."""
+    root, env = studies["cluster"], studies["env"]
+    first = root / f"runs/{RUN}/step_1/model/model.safetensors"
+    stamp = first.stat().st_mtime_ns
+    _drop(root / SEGMENT)
+    proc, out = _start(root, env, SEGMENT, name="interrupted")
+    jobid = _running_job(env, "train_segment", proc, out)
+    os.kill(proc.pid, signal.SIGTERM)
+    assert proc.wait(timeout=120) != 0
+    assert _wait_state(env, jobid, "CANCELLED").startswith("CANCELLED"), out.read_text()[-3000:]
+
+    dry = _smk(root, env, SEGMENT, "-n")
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    assert _job_stats(dry.stdout + dry.stderr) == {"train_segment": 1}, dry.stdout[-3000:]
+    done = _smk(root, env, SEGMENT)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert first.stat().st_mtime_ns == stamp
+    _same_segment_as_local(studies)
+
+
+def test_scancelled_segment_is_rerun_from_its_last_checkpoint(studies):
+    """scancel of a running segment job: the run fails naming the job and its SLURM log; the
+    next run trains that segment again from step 1, to the same bytes."""
+    root, env = studies["cluster"], studies["env"]
+    _drop(root / SEGMENT)
+    proc, out = _start(root, env, SEGMENT, name="scancelled")
+    jobid = _running_job(env, "train_segment", proc, out)
+    subprocess.run(["scancel", jobid], env=env, check=True)
+    assert proc.wait(timeout=300) != 0
+    text = out.read_text()
+    assert f"SLURM-job '{jobid}' failed, SLURM status is: 'CANCELLED'" in text, text[-3000:]
+    log = re.search(rf"(\S+/slurm_logs/rule_train_segment/\S+/{jobid}\.log)", text)
+    assert log and Path(log[1]).is_file(), text[-3000:]
+    assert not (root / SEGMENT).exists()
+
+    done = _smk(root, env, SEGMENT)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "steps 2..2" in (root / f"logs/train_segment/{RUN}/step_2.log").read_text()
+    _same_segment_as_local(studies)
+
+
+def test_job_failing_on_the_node_fails_the_run_with_its_slurm_log(studies):
+    """A corrupt input (planted) makes compare raise on the node: sacct says FAILED, Snakemake
+    stops with an error naming the job's SLURM log, which holds the traceback."""
+    root, env = studies["cluster"], studies["env"]
+    paired = root / "results/stats/paired/M-B.json"
+    paired.write_text("{not json")
+    proc = _smk(root, env, "results/stats/M-B.json")
+    text = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    failed = re.search(r"SLURM-job '(\d+)' failed, SLURM status is: 'FAILED'", text)
+    assert failed, text[-3000:]
+    assert _wait_state(env, failed[1], "FAILED") == "FAILED"
+    log = re.search(rf"(\S+/slurm_logs/rule_compare/\S+/{failed[1]}\.log)", text)
+    assert log, text[-3000:]
+    assert "Error in rule compare" in Path(log[1]).read_text()
+    assert (
+        "JSONDecodeError" in (root / "logs/compare/M-B.log").read_text() + Path(log[1]).read_text()
+    )
+    assert not (root / "results/stats/M-B.json").exists()
