@@ -287,6 +287,28 @@ def test_outputs_equal_the_local_run(studies):
         assert (cluster / "paper" / "tables" / table.name).is_file(), table.name
 
 
+def test_job_failing_on_the_node_fails_the_run_with_its_slurm_log(studies):
+    """(Runs on the complete tree, before the segment tests change it.) A corrupt input (planted)
+    makes compare raise on the node: sacct says FAILED, Snakemake
+    stops with an error naming the job's SLURM log, which holds the traceback."""
+    root, env = studies["cluster"], studies["env"]
+    paired = root / "results/stats/paired/M-B.json"
+    paired.write_text("{not json")
+    proc = _smk(root, env, "results/stats/M-B.json")
+    text = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    failed = re.search(r"SLURM-job '(\d+)' failed, SLURM status is: 'FAILED'", text)
+    assert failed, text[-3000:]
+    assert _wait_state(env, failed[1], "FAILED") == "FAILED"
+    log = re.search(rf"(\S+/slurm_logs/rule_compare/\S+/{failed[1]}\.log)", text)
+    assert log, text[-3000:]
+    assert "Error in rule compare" in Path(log[1]).read_text()
+    assert (
+        "JSONDecodeError" in (root / "logs/compare/M-B.log").read_text() + Path(log[1]).read_text()
+    )
+    assert not (root / "results/stats/M-B.json").exists()
+
+
 SEGMENT = f"runs/{RUN}/step_2"
 
 
@@ -399,24 +421,3 @@ def test_scancelled_segment_is_rerun_from_its_last_checkpoint(studies):
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "steps 2..2" in (root / f"logs/train_segment/{RUN}/step_2.log").read_text()
     _same_segment_as_local(studies)
-
-
-def test_job_failing_on_the_node_fails_the_run_with_its_slurm_log(studies):
-    """A corrupt input (planted) makes compare raise on the node: sacct says FAILED, Snakemake
-    stops with an error naming the job's SLURM log, which holds the traceback."""
-    root, env = studies["cluster"], studies["env"]
-    paired = root / "results/stats/paired/M-B.json"
-    paired.write_text("{not json")
-    proc = _smk(root, env, "results/stats/M-B.json")
-    text = proc.stdout + proc.stderr
-    assert proc.returncode != 0
-    failed = re.search(r"SLURM-job '(\d+)' failed, SLURM status is: 'FAILED'", text)
-    assert failed, text[-3000:]
-    assert _wait_state(env, failed[1], "FAILED") == "FAILED"
-    log = re.search(rf"(\S+/slurm_logs/rule_compare/\S+/{failed[1]}\.log)", text)
-    assert log, text[-3000:]
-    assert "Error in rule compare" in Path(log[1]).read_text()
-    assert (
-        "JSONDecodeError" in (root / "logs/compare/M-B.log").read_text() + Path(log[1]).read_text()
-    )
-    assert not (root / "results/stats/M-B.json").exists()
