@@ -3,6 +3,7 @@
 #   ./dev.sh setup   install system packages, start docker, create .venv, build the sandbox image
 #   ./dev.sh run     setup, then the default pipeline (snakemake rule all)
 #   ./dev.sh test    setup, then the test suite
+#   ./dev.sh slurm start|stop|status|env   a one-node SLURM on this machine (dev/slurm.sh)
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -70,5 +71,6 @@ case "${1:-}" in
   setup) setup ;;
   run) setup; shift; exec "$VENV/bin/snakemake" --cores 2 "$@" ;;
   test) setup; shift; exec "$VENV/bin/pytest" "$@" ;;
-  *) echo "usage: ./dev.sh setup|run|test [extra args]" >&2; exit 2 ;;
+  slurm) shift; exec dev/slurm.sh "$@" ;;
+  *) echo "usage: ./dev.sh setup|run|test [extra args] | slurm start|stop|status|env" >&2; exit 2 ;;
 esac
