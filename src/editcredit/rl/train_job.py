@@ -69,6 +69,30 @@ def train_config(
     )
 
 
+def job_device(gpus: int, threads: int) -> torch.device:
+    """Bind the job's GPUs (or the CPU), its torch threads, and determinism on CPU."""
+    device = bind_gpus(int(gpus))
+    torch.set_num_threads(max(1, threads))
+    torch.use_deterministic_algorithms(device.type == "cpu")
+    return device
+
+
+def rollout_worker_kwargs(
+    model_dir, agent, reward, grading, sandbox, device, generation
+) -> dict[str, Any]:
+    """The settings every rollout worker of a job is built from."""
+    return {
+        "model_dir": model_dir,
+        "agent_cfg": agent,
+        "reward_cfg": reward,
+        "grading_cfg": grading,
+        "sandbox_cfg": sandbox,
+        "threads": 1,
+        "device": str(device),
+        "generation": generation,
+    }
+
+
 def train_segment_job(
     *,
     run: str,
@@ -94,9 +118,7 @@ def train_segment_job(
     # the previous segment's directory, or the base model's at step 0
     start_state = previous if step > k else None
     start_model = str(Path(previous) / "model") if start_state else previous
-    device = bind_gpus(int(gpus))
-    torch.set_num_threads(max(1, threads))
-    torch.use_deterministic_algorithms(device.type == "cpu")
+    device = job_device(gpus, threads)
     pool = training_tasks(tasks_path, controls_path)
     spec = SegmentSpec(
         run=run,
@@ -107,16 +129,9 @@ def train_segment_job(
         out_dir=Path(out_dir),
     )
     print(f"{run}: steps {step - k + 1}..{step} on {device}, {len(pool)} training tasks")
-    worker_kwargs = {
-        "model_dir": start_model,
-        "agent_cfg": agent,
-        "reward_cfg": reward,
-        "grading_cfg": grading,
-        "sandbox_cfg": sandbox,
-        "threads": 1,
-        "device": str(device),
-        "generation": generation,
-    }
+    worker_kwargs = rollout_worker_kwargs(
+        start_model, agent, reward, grading, sandbox, device, generation
+    )
     storage = check_storage(
         out_dir, start_model, float(training["health"]["min_free_disk_gb"]), run
     )
@@ -160,22 +175,13 @@ def control_replay_job(
     (``rl.control``); writes the rollouts (``out``) and a receipt beside them."""
     cfg = train_config(training, agent, "O", int(seed))
     steps = int(training["endpoint_step"])
-    device = bind_gpus(int(gpus))
-    torch.set_num_threads(max(1, threads))
-    torch.use_deterministic_algorithms(device.type == "cpu")
+    device = job_device(gpus, threads)
     pool = training_tasks(tasks_path, controls_path)
     run = control_run_name(int(seed))
     print(f"{run}: the base policy on steps 1..{steps} on {device}, {len(pool)} training tasks")
-    worker_kwargs = {
-        "model_dir": base_model,
-        "agent_cfg": agent,
-        "reward_cfg": reward,
-        "grading_cfg": grading,
-        "sandbox_cfg": sandbox,
-        "threads": 1,
-        "device": str(device),
-        "generation": generation,
-    }
+    worker_kwargs = rollout_worker_kwargs(
+        base_model, agent, reward, grading, sandbox, device, generation
+    )
     started = time.monotonic()
     workers = make_workers(training["ray"], worker_kwargs)
     try:
