@@ -127,6 +127,8 @@ def _metrics_row(run: str, arm: str, step: int, rows: list[dict], g) -> dict:
         "grad_norm": 1.0,
         "loss": 0.1,
         "micro_batches": 2,
+        "optimizer_steps": 1,
+        "loss_masked_share": 0.0,
         "rollouts": len(rows),
         "masked_share": 1 - len(live) / len(rows),
         "format_error_rate": 0.2 / step,

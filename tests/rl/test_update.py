@@ -3,6 +3,8 @@ does not change the accumulated gradient."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -12,8 +14,12 @@ from editcredit.policy.model import enable_activation_checkpointing
 from editcredit.rl.losses import aggregate
 from editcredit.rl.update import (
     aggregation_weights,
+    generated_logprobs,
+    group_mini_batches,
+    padded_batch,
     plan_micro_batches,
     policy_update,
+    step_update,
 )
 
 
@@ -121,3 +127,65 @@ def test_activation_checkpointing_keeps_less_and_gives_the_same_gradient():
     ours, _ = _grad_after_update(model)
     for name, g in ref.items():
         torch.testing.assert_close(ours[name], g, atol=0, rtol=0)
+
+
+@pytest.mark.parametrize(
+    ("groups", "parts", "plan"),
+    [
+        (["a", "a", "b", "b"], 1, [[0, 1, 2, 3]]),
+        (["a", "a", "b", "b"], 2, [[0, 1], [2, 3]]),
+        (["a", "b", "a", "b"], 2, [[0, 2], [1, 3]]),  # whole groups, first-appearance order
+        (["a", "b", "c"], 2, [[0, 1], [2]]),  # the first mini-batch takes the extra group
+        (["a", "b"], 5, [[0], [1]]),  # never more mini-batches than groups
+        (["x", "y", "y", "z", "x"], 3, [[0, 4], [1, 2], [3]]),
+    ],
+)
+def test_group_mini_batches(groups, parts, plan):
+    assert group_mini_batches(groups, parts) == plan
+
+
+def _on_policy(model, sequences):
+    """The sequences with the model's own log-probs, as if it had sampled them."""
+    out = []
+    for s in sequences:
+        ids, attn, mask, old, _ = padded_batch([s], torch.device("cpu"))
+        with torch.no_grad():
+            lp, _ = generated_logprobs(model, ids, attn, mask, old, 1.0)
+        out.append(dataclasses.replace(s, logprobs=lp[0].tolist()))
+    return out
+
+
+def _step_update(model, mini_batches, epochs, policy_loss="dppo_binary_tv"):
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    return step_update(
+        model, opt, _on_policy(model, _sequences()), mini_batches=mini_batches, epochs=epochs,
+        policy_loss=policy_loss, loss_aggregation="prompt_mean", ppo_clip=0.2, dppo_delta=0.15,
+        temperature=1.0, micro_batch_size=5, micro_batch_tokens=0, max_grad_norm=1e9,
+    )  # fmt: skip
+
+
+def test_one_mini_batch_one_epoch_is_one_policy_update():
+    ref_model, ours_model = _model(), _model()
+    opt = torch.optim.SGD(ref_model.parameters(), lr=0.5)
+    ref = policy_update(
+        ref_model, opt, _on_policy(ref_model, _sequences()), policy_loss="dppo_binary_tv",
+        loss_aggregation="prompt_mean",
+        ppo_clip=0.2, dppo_delta=0.15, temperature=1.0, micro_batch_size=5, micro_batch_tokens=0,
+        max_grad_norm=1e9,
+    )  # fmt: skip
+    ours = _step_update(ours_model, 1, 1)
+    assert ours["optimizer_steps"] == 1
+    assert ours["loss"] == pytest.approx(ref["loss"], rel=1e-6)
+    assert ours["grad_norm"] == pytest.approx(ref["grad_norm"], rel=1e-6)
+    for (name, a), b in zip(ref_model.named_parameters(), ours_model.parameters(), strict=True):
+        torch.testing.assert_close(a, b, atol=1e-7, rtol=1e-6, msg=name)
+
+
+@pytest.mark.parametrize("policy_loss", ["dppo_binary_tv", "ppo_clip"])
+def test_later_optimiser_steps_see_a_moved_policy_so_the_trust_region_acts(policy_loss):
+    one = _step_update(_model(), 1, 1, policy_loss)
+    assert one["tv_masked_fraction"] == 0.0  # the ratio is 1 at the only forward pass
+    several = _step_update(_model(), 2, 3, policy_loss)
+    assert several["optimizer_steps"] == 6
+    assert several["tv_masked_fraction"] > 0.0
+    assert several["valid_tokens"] == one["valid_tokens"]  # one pass's tokens, not six

@@ -62,6 +62,13 @@ class TrainConfig:
     for compute); the gradients are the same."""
     max_grad_norm: float
     """Gradient-norm clipping threshold."""
+    mini_batches: int
+    """Optimiser steps per pass over one step's rollouts: the batch is split by task group into
+    this many mini-batches of whole groups, each its own aggregation and step. From the second
+    mini-batch on, the policy differs from the one that sampled, so the policy loss's trust
+    region (PPO clip, DPPO mask) acts; 1 is one step on the whole batch."""
+    epochs: int
+    """Passes over one step's rollouts (each pass takes ``mini_batches`` optimiser steps)."""
 
     def __post_init__(self) -> None:
         from editcredit.rl.losses import POLICY_LOSSES  # lazy: keeps torch out of config import
@@ -71,7 +78,8 @@ class TrainConfig:
         _check_choice("policy_loss", self.policy_loss, tuple(sorted(POLICY_LOSSES)))
         for name in ("group_size", "tasks_per_step"):
             _check(name, getattr(self, name) >= 1, "must be >= 1")
-        _check("micro_batch_size", self.micro_batch_size >= 1, "must be >= 1")
+        for name in ("micro_batch_size", "mini_batches", "epochs"):
+            _check(name, getattr(self, name) >= 1, "must be >= 1")
         _check("micro_batch_tokens", self.micro_batch_tokens >= 0, "must be >= 0")
         for name in ("lr", "temperature", "ppo_clip", "dppo_delta", "credit_c", "max_grad_norm"):
             _check(name, getattr(self, name) > 0, "must be > 0")

@@ -44,6 +44,8 @@ METRICS_SCHEMA = pa.schema(
         ("grad_norm", _F),
         ("loss", _F),
         ("micro_batches", pa.int32()),
+        ("optimizer_steps", pa.int32()),
+        ("loss_masked_share", _F),  # valid tokens the policy loss's trust region masked
         ("rollouts", pa.int32()),
         ("masked_share", _F),
         ("masked_by_cause", pa.string()),  # JSON: cause -> masked rollouts of the step

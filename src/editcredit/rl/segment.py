@@ -28,7 +28,7 @@ from editcredit.rl.health import HealthMonitor
 from editcredit.rl.records import CREDIT_SCHEMA, METRICS_SCHEMA, ROLLOUT_SCHEMA, write_table
 from editcredit.rl.rollout_worker import GroupJob, group_seed
 from editcredit.rl.step_batch import assemble_step
-from editcredit.rl.update import UpdateSequence, policy_update
+from editcredit.rl.update import UpdateSequence, step_update
 from editcredit.rl.workers import WorkerPool
 
 
@@ -67,6 +67,8 @@ def step_metrics(run, step, rows, credit, update, seconds, alerts, parameters) -
         "grad_norm": update["grad_norm"],
         "loss": update["loss"],
         "micro_batches": update["micro_batches"],
+        "optimizer_steps": update["optimizer_steps"],
+        "loss_masked_share": update["tv_masked_fraction"],
         "rollouts": len(rows),
         "masked_share": _rate(rows, lambda r: r["masked"]),
         "masked_by_cause": json.dumps(_masked_by_cause(rows), sort_keys=True),
@@ -174,10 +176,12 @@ def train_segment(
             UpdateSequence(r["token_ids"], r["logprobs"], v, a, r["instance_id"])
             for r, v, a in zip(rows, credit.valid, credit.advantages, strict=True)
         ]
-        update = policy_update(
+        update = step_update(
             model,
             optimizer,
             sequences,
+            mini_batches=cfg.mini_batches,
+            epochs=cfg.epochs,
             policy_loss=cfg.policy_loss,
             loss_aggregation=cfg.loss_aggregation,
             ppo_clip=cfg.ppo_clip,

@@ -1,4 +1,8 @@
-"""The policy update of one step: micro-batched forward/backward, one optimiser step.
+"""The policy update of one step: micro-batched forward/backward and the optimiser steps.
+
+`policy_update` takes one optimiser step on a set of sequences; `step_update` splits a training
+step's rollouts into mini-batches of whole task groups and takes one step per mini-batch, for a
+number of passes (epochs). With one mini-batch and one epoch the two are the same.
 
 The loss aggregation (prompt_mean, token_mean, sequence_mean) is linear in the per-token losses,
 so its per-token weights over the whole batch are taken once (the gradient of the aggregation at
@@ -136,7 +140,9 @@ def policy_update(
         loss.backward()
         with torch.no_grad():
             entropy_sum += float(entropy.sum())  # one entry per valid token
-            tv_masked += stats.get("masked_fraction", 0.0) * float(mask.sum())
+            # the trust region's share: DPPO's mask, PPO's clipped side (no gradient either way)
+            masked = stats.get("masked_fraction", stats.get("clip_fraction", 0.0))
+            tv_masked += masked * float(mask.sum())
         total_loss += float(loss.detach())
     grad_norm = float(torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm))
     if micro_batches:
@@ -151,3 +157,61 @@ def policy_update(
         "valid_tokens": n_valid,
         "tokens": tokens,  # sequence tokens through the forward and backward passes
     }
+
+
+def group_mini_batches(groups: Sequence[Hashable], parts: int) -> list[list[int]]:
+    """Indices of the sequences split into at most ``parts`` mini-batches of whole groups, in
+    order of each group's first appearance, sizes as equal as the group counts allow (the first
+    ones take the extra group)."""
+    order: dict[Hashable, list[int]] = {}
+    for i, g in enumerate(groups):
+        order.setdefault(g, []).append(i)
+    members = list(order.values())
+    parts = max(1, min(parts, len(members)))
+    base, extra = divmod(len(members), parts)
+    out, start = [], 0
+    for k in range(parts):
+        size = base + (1 if k < extra else 0)
+        out.append([i for m in members[start : start + size] for i in m])
+        start += size
+    return out
+
+
+def step_update(
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    sequences: list[UpdateSequence],
+    *,
+    mini_batches: int,
+    epochs: int,
+    **update_kwargs,
+) -> dict[str, float]:
+    """``epochs`` passes over ``sequences``, each one optimiser step per mini-batch of whole
+    groups (`group_mini_batches`). The returned stats are the first pass's entropy per valid
+    token, the mean loss and gradient norm over steps, the share of valid tokens the policy
+    loss masked over all steps, and summed counts; ``optimizer_steps`` counts the steps."""
+    plan = group_mini_batches([s.group for s in sequences], mini_batches)
+    steps = []
+    for _ in range(epochs):
+        for part in plan:
+            steps.append(
+                policy_update(model, optimizer, [sequences[i] for i in part], **update_kwargs)
+            )
+    valid = sum(s["valid_tokens"] for s in steps)
+    return {
+        "loss": sum(s["loss"] for s in steps) / len(steps),
+        "entropy": _weighted_mean(steps[: len(plan)], "entropy"),
+        "grad_norm": sum(s["grad_norm"] for s in steps) / len(steps),
+        "micro_batches": sum(s["micro_batches"] for s in steps),
+        "tv_masked_fraction": _weighted_mean(steps, "tv_masked_fraction") if valid else 0.0,
+        "valid_tokens": sum(s["valid_tokens"] for s in steps[: len(plan)]),
+        "tokens": sum(s["tokens"] for s in steps),
+        "optimizer_steps": len(steps),
+    }
+
+
+def _weighted_mean(steps: list[dict[str, float]], key: str) -> float:
+    valid = sum(s["valid_tokens"] for s in steps if s["valid_tokens"])
+    if not valid:
+        return math.nan
+    return sum(s[key] * s["valid_tokens"] for s in steps if s["valid_tokens"]) / valid
