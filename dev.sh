@@ -3,6 +3,8 @@
 #   ./dev.sh setup   install system packages, start docker, create .venv, build the sandbox image
 #   ./dev.sh run     setup, then the default pipeline (snakemake rule all)
 #   ./dev.sh test    setup, then the test suite
+#   ./dev.sh lint    ruff, snakefmt --check and snakemake --lint (setup first when .venv is missing)
+#   ./dev.sh ci      setup, the three linters, then the test suite (what .ci/run calls)
 #   ./dev.sh slurm start|stop|status|env   a one-node SLURM on this machine (dev/slurm.sh)
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -67,10 +69,22 @@ setup() {
   "$VENV/bin/editcredit" build-image
 }
 
+# The linters CI runs; each must be clean (DESIGN: ruff and snakefmt clean, snakemake --lint clean).
+lint() {
+  log "ruff check"
+  "$VENV/bin/ruff" check src tests benchmarks scripts
+  log "snakefmt --check"
+  "$VENV/bin/snakefmt" --check rules Snakefile
+  log "snakemake --lint"
+  "$VENV/bin/snakemake" --lint
+}
+
 case "${1:-}" in
   setup) setup ;;
   run) setup; shift; exec "$VENV/bin/snakemake" --cores 2 "$@" ;;
   test) setup; shift; exec "$VENV/bin/pytest" "$@" ;;
+  lint) [ -x "$VENV/bin/snakemake" ] || setup; lint ;;
+  ci) setup; lint; shift; exec "$VENV/bin/pytest" "$@" ;;
   slurm) shift; exec dev/slurm.sh "$@" ;;
-  *) echo "usage: ./dev.sh setup|run|test [extra args] | slurm start|stop|status|env" >&2; exit 2 ;;
+  *) echo "usage: ./dev.sh setup|run|test|ci [extra args] | lint | slurm start|stop|status|env" >&2; exit 2 ;;
 esac
