@@ -1,4 +1,4 @@
-"""Tests of ``audit_checkpoint`` (METHOD.md section 10) on small synthetic checkpoints."""
+"""Tests of ``audit_checkpoint`` (METHOD §10) on small synthetic checkpoints."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Frozen result types of a parameter audit (METHOD.md section 10) and their JSON form."""
+"""Frozen result types of a parameter audit (METHOD §10) and their JSON form."""
 
 from __future__ import annotations
 

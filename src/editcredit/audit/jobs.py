@@ -2,8 +2,8 @@
 
 ``audit_params_job`` audits ``runs/{run}/step_{N}/model`` against the base model and the
 previous checkpoint of its run, cross-checks the file hashes with the step's identity receipt,
-and writes ``results/audits/{run}/step_{N}.json`` with its provenance block. Any failure (METHOD
-section 10) raises ``AuditFailed`` with every reason in one message and writes nothing.
+and writes ``results/audits/{run}/step_{N}.json`` with its provenance block. Any failure
+(METHOD §10) raises ``AuditFailed`` with every reason in one message and writes nothing.
 ``audit_summary_job`` gathers the audits into ``results/audits/summary.parquet``.
 """
 

@@ -1,4 +1,4 @@
-"""Parameter audit of a checkpoint against its base and previous checkpoint (METHOD.md s.10).
+"""Parameter audit of a checkpoint against its base and previous checkpoint (METHOD §10).
 
 One pass over the data: each checkpoint file is read sequentially in bounded windows; every
 window is fed to the file's SHA256 (one thread), its tensor pieces to per-tensor SHA256s
@@ -247,7 +247,7 @@ def audit_checkpoint(
     chunk_bytes: int = CHUNK_BYTES,
     require_change: bool = True,
 ) -> AuditReport:
-    """Audit ``ckpt_dir`` against ``base_dir`` (and ``previous_dir``); see METHOD.md s.10.
+    """Audit ``ckpt_dir`` against ``base_dir`` (and ``previous_dir``); see METHOD §10.
 
     Each argument is a safetensors file or a directory of shards. Malformed files raise
     ``SafetensorsError``; audit findings go to ``AuditReport.failures``. A checkpoint equal to
