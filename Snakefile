@@ -1,5 +1,9 @@
 # editcredit: the research workflow. `snakemake --cores N` builds everything `rule all` asks.
-from snakemake.utils import min_version, validate
+from pathlib import Path
+
+from snakemake.utils import min_version
+
+from editcredit.config import validate_config
 
 min_version("9.0")
 
@@ -7,7 +11,10 @@ min_version("9.0")
 configfile: "config/config.yaml"
 
 
-validate(config, "config/schema.yaml", set_default=True)
+# Fills the schema's defaults in place; a bad key fails here (and so `snakemake -n`), naming its
+# path, e.g. "config: unknown key training.grpo.credit_lamda". rules/common.smk then builds the
+# typed tree (editcredit.settings.Settings) once.
+validate_config(config, Path(workflow.basedir, "config/schema.yaml"))
 
 
 include: "rules/common.smk"

@@ -2,6 +2,12 @@
 import re
 from pathlib import Path
 
+from editcredit.settings import Settings
+
+# The typed configuration tree, built once from the validated config (the Snakefile filled the
+# schema's defaults); an unknown, missing or mistyped key stops the DAG here, naming its path.
+SETTINGS = Settings.from_config(config)
+
 
 wildcard_constraints:
     suite="[a-z0-9_]+",

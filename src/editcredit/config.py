@@ -38,9 +38,21 @@ def validate_config(
     errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
     if errors:
         err = errors[0]
-        field = ".".join(str(p) for p in err.absolute_path) or "(top level)"
-        raise ConfigError(f"{source}: field {field}: {err.message}")
+        field = ".".join(str(p) for p in err.absolute_path)
+        unknown = unknown_keys(err)
+        if unknown:
+            paths = ", ".join(f"{field}.{key}" if field else key for key in unknown)
+            raise ConfigError(f"{source}: unknown key {paths} (config/schema.yaml lists the keys)")
+        raise ConfigError(f"{source}: field {field or '(top level)'}: {err.message}")
     return config
+
+
+def unknown_keys(error: jsonschema.ValidationError) -> list[str]:
+    """The keys an ``additionalProperties: false`` error rejects (empty for other errors)."""
+    if error.validator != "additionalProperties" or not isinstance(error.instance, dict):
+        return []
+    known = set(error.schema.get("properties", {}))
+    return sorted(str(key) for key in error.instance if key not in known)
 
 
 def load_config(path: str | Path, schema_path: Path = DEFAULT_SCHEMA) -> dict[str, Any]:

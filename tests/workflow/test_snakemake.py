@@ -84,3 +84,12 @@ def test_import_model_writes_an_identity_receipt(workdir, tmp_path_factory):
     receipt = json.loads((workdir / "models/base/ext/identity.json").read_text())
     assert "model.safetensors" in receipt["files"]
     assert receipt["imported_from"] == str(src.resolve())
+
+
+def test_misspelt_key_fails_the_dry_run_naming_its_path(workdir):
+    """An unknown key stops the DAG at construction, not inside the first job that reads it."""
+    extra = workdir / "typo.yaml"
+    extra.write_text("training:\n  grpo:\n    credit_lamda: 0.1\n")
+    proc = smk("-n", "--cores", "1", "--configfile", str(extra), cwd=workdir)
+    assert proc.returncode != 0
+    assert "training.grpo.credit_lamda" in proc.stdout + proc.stderr

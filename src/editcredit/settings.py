@@ -1,0 +1,514 @@
+"""The typed configuration tree: one frozen dataclass per section of config/config.yaml.
+
+``Settings.from_config(config)`` is built once, at DAG construction (``rules/common.smk``), from
+the config that ``config/schema.yaml`` has validated and filled with its defaults. The schema is
+where every key is documented and where defaults live; the classes here carry no defaults, so a
+value never has two homes. Building walks the config and the classes together and raises
+:class:`~editcredit.config.ConfigError` naming the first key's full path that is unknown, missing
+or of the wrong type (``training.grpo.credit_lamda: unknown key``), so ``snakemake -n`` fails
+before any job runs. Optional keys (the schema has no default for them) are ``None`` when absent.
+
+Jobs take their section (``Settings.from_config(cfg).evaluation`` or
+``EvaluationSettings.from_mapping(snakemake.params.evaluation)``) instead of loose parameters.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from editcredit.config import ConfigError
+
+T = TypeVar("T")
+
+RUN_FIELDS = ("temperature", "arm", "seed")
+"""Fields of ``editcredit.rl.config.TrainConfig`` that come from outside ``training.grpo``."""
+
+
+class Section:
+    """Base of every section: ``from_mapping`` builds it (strictly) from a config mapping."""
+
+    @classmethod
+    def from_mapping(cls: type[T], data: Mapping[str, Any], path: str = "") -> T:
+        return _build(cls, data, path or _default_path(cls))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The section as the plain mapping it was built from (``None`` keys left out)."""
+        return _plain(self)
+
+
+# --- suites -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Splits(Section):
+    """``suites.<name>.splits``: shares of seed functions per split (sum to 1)."""
+
+    train: float
+    dev: float
+    holdout: float
+
+
+@dataclass(frozen=True)
+class SuiteSettings(Section):
+    """``suites.<name>``: how a task suite is generated or imported, and its pinned hash."""
+
+    generator: str
+    seed: int
+    splits: Splits
+    mutants_per_function: int
+    modules: list[str]
+    timeout_s: float
+    validation_timeout_s: float
+    manifest_sha256: str
+    image_template: str
+    source: str | None = None
+
+
+# --- sandbox, grading, controls -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TestLimits(Section):
+    """``sandbox.test_limits``: per-test and collection limits inside a graded run (METHOD §6)."""
+
+    __test__ = False  # not a pytest class
+
+    factor: float
+    floor_s: float
+    collect_factor: float
+    collect_floor_s: float
+    max_timeouts: int
+    measure_gold: bool
+
+
+@dataclass(frozen=True)
+class SandboxSettings(Section):
+    """``sandbox``: where tests run (docker or local) and its limits."""
+
+    backend: str
+    image: str
+    pull_ref: str
+    debian_suite: str
+    debian_mirror: str
+    docker_mode: str
+    workers: int
+    mem_limit: str
+    pids_limit: int
+    timeout_factor: float
+    test_limits: TestLimits
+
+
+@dataclass(frozen=True)
+class GradingSettings(Section):
+    """``grading``: the weights of the utility ``U = Y + f*F - g*G`` (METHOD §3)."""
+
+    f_weight: float
+    g_weight: float
+
+
+@dataclass(frozen=True)
+class ControlsSettings(Section):
+    """``controls``: gold and empty controls per task (METHOD §7)."""
+
+    exclude_flagged_from_training: bool
+
+
+# --- agent, generation, reward ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AgentSettings(Section):
+    """``agent``: episode budgets and the sampling temperature."""
+
+    max_turns: int
+    max_new_tokens: int
+    max_context_tokens: int
+    temperature: float
+
+
+@dataclass(frozen=True)
+class FastBackendSettings(Section):
+    """``generation.fast``: the static-cache, CUDA-graph backend."""
+
+    compile: bool
+
+
+@dataclass(frozen=True)
+class VLLMBackendSettings(Section):
+    """``generation.vllm``: engine settings of the vLLM backend."""
+
+    dtype: str
+    gpu_memory_utilization: float
+    tensor_parallel_size: int
+    max_model_len: int
+    enforce_eager: bool
+    enable_prefix_caching: bool
+    in_process: bool
+    seed: int
+
+
+@dataclass(frozen=True)
+class GeneratorSettings(Section):
+    """``generation``: the backend behind the one generation interface."""
+
+    backend: str
+    fast: FastBackendSettings
+    vllm: VLLMBackendSettings
+
+
+@dataclass(frozen=True)
+class RewardSettings(Section):
+    """``reward``: the terminal reward terms (METHOD §4), the same for every arm."""
+
+    format_penalty: float
+    regression_penalty: float
+
+
+# --- models and the probe ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Architecture(Section):
+    """``models.<name>.architecture``: Qwen2 sizes of the tiny policy."""
+
+    hidden_size: int | None = None
+    intermediate_size: int | None = None
+    num_layers: int | None = None
+    num_heads: int | None = None
+    num_kv_heads: int | None = None
+    max_positions: int | None = None
+
+
+@dataclass(frozen=True)
+class Experts(Section):
+    """``models.<name>.experts``: the scripted experts whose episodes are the SFT data."""
+
+    kind: str
+    search_pool: int
+    rename_prob: float
+    rename_locals: bool
+    fragment_style: str
+    search_weights: dict[str, float] | None = None
+    episodes_per_task: int | None = None
+    detour_prob: float | None = None
+    run_prob: float | None = None
+    rename_copies: int | None = None
+
+
+@dataclass(frozen=True)
+class Sft(Section):
+    """``models.<name>.sft``: supervised fine-tuning of the tiny default on expert episodes."""
+
+    threads: int
+    length_grouping: int
+    lr: float | None = None
+    batch_size: int | None = None
+    max_steps: int | None = None
+    warmup_steps: int | None = None
+    observation_loss_weight: float | None = None
+
+
+@dataclass(frozen=True)
+class ModelSettings(Section):
+    """``models.<name>``: a base policy, trained here ('train') or imported ('import')."""
+
+    source: str
+    seed: int
+    gpu: int
+    tokenizer_vocab: int
+    path: str | None = None
+    suite: str | None = None
+    architecture: Architecture | None = None
+    experts: Experts | None = None
+    sft: Sft | None = None
+
+
+@dataclass(frozen=True)
+class ProbeSettings(Section):
+    """``probe``: the base-policy probe (results/base/{model}/probe.json)."""
+
+    seed: int
+    train_tasks: int
+    train_samples: int
+    threads: int
+    dev_samples: int
+    holdout_samples: int
+
+
+@dataclass(frozen=True)
+class RuleResources(Section):
+    """``resources.<rule>``: what one rule's jobs request."""
+
+    mem_mb: int | None = None
+    gpu: int | None = None
+
+
+# --- training ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RaySettings(Section):
+    """``training.ray``: rollout and grading workers inside a training job (docs/ray.md)."""
+
+    enabled: bool
+    address: str
+    num_workers: int
+    gpus_per_worker: float
+
+
+@dataclass(frozen=True)
+class HealthSettings(Section):
+    """``training.health``: alerts and the storage guard (METHOD §5)."""
+
+    unavailable_streak: int
+    availability_window: int
+    min_availability: float
+    min_free_disk_gb: float
+
+
+@dataclass(frozen=True)
+class TrainingSettings(Section):
+    """``training``: the GRPO runs ({arm}-s{seed}) and their segments.
+
+    ``grpo`` stays a mapping: it is :class:`editcredit.rl.config.TrainConfig` less the agent's
+    temperature, the arm and the seed, and :meth:`train_config` builds that (checked at DAG
+    construction by :meth:`Settings.from_config`).
+    """
+
+    model: str
+    suite: str
+    plan: dict[str, list[int]]
+    endpoint_step: int
+    segment_steps: int
+    gpu: int
+    ray: RaySettings
+    grpo: dict[str, Any]
+    health: HealthSettings
+
+    def train_config(self, arm: str, seed: int, temperature: float):
+        """The typed config of one run (``editcredit.rl.config.TrainConfig``)."""
+        from editcredit.rl.config import TrainConfig
+
+        return TrainConfig.from_dict(
+            {**self.grpo, "temperature": temperature, "arm": arm, "seed": seed}
+        )
+
+
+# --- audits, evaluation, statistics, paper ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AuditSettings(Section):
+    """``audit``: parameter audits of checkpoints (METHOD §10)."""
+
+    chunk_mib: int
+
+
+@dataclass(frozen=True)
+class EvalSetSettings(Section):
+    """``evaluation.evalsets.<name>``: the tasks of some splits of one suite, n samples each."""
+
+    suite: str
+    splits: list[str]
+    samples: int
+    max_tasks: int
+
+
+@dataclass(frozen=True)
+class RetryLimits(Section):
+    """``evaluation.limits``: retries per slot (METHOD §8)."""
+
+    regrade: int
+    regenerate: int
+
+
+@dataclass(frozen=True)
+class FaultSettings(Section):
+    """``evaluation.faults``: the test hook that plants infrastructure failures (0 = off)."""
+
+    rate: float
+    seed: int
+    mode: str
+
+
+@dataclass(frozen=True)
+class EvaluationSettings(Section):
+    """``evaluation``: eval models, eval sets and slots (METHOD §8)."""
+
+    models: list[str]
+    diagnostic_steps: list[int]
+    evalsets: dict[str, EvalSetSettings]
+    seed: int
+    batch_size: int
+    limits: RetryLimits
+    gpu: int
+    faults: FaultSettings
+
+
+@dataclass(frozen=True)
+class ComparisonSettings(Section):
+    """``stats.comparisons.<name>``: a paired comparison A - B."""
+
+    a: str
+    b: str
+    seeds: list[int] | None = None
+    evalset: str | None = None
+
+
+@dataclass(frozen=True)
+class BootstrapSettings(Section):
+    """``stats.bootstrap``: the seed x task bootstrap (METHOD §9)."""
+
+    n_resamples: int
+    rng_seed: int
+    level: float
+
+
+@dataclass(frozen=True)
+class GateSettings(Section):
+    """``stats.gate``: the pre-registered claim gate (METHOD §9)."""
+
+    min_difference: float
+    ci_lower_above: float
+
+
+@dataclass(frozen=True)
+class StatsSettings(Section):
+    """``stats``: scores, comparisons, the gate and the training analyses (METHOD §8-§9)."""
+
+    evalsets: list[str]
+    main: str
+    comparisons: dict[str, ComparisonSettings]
+    bootstrap: BootstrapSettings
+    gate: GateSettings
+    encounter_k: list[int]
+    failure_buckets: int
+    histogram_bins: int
+
+
+@dataclass(frozen=True)
+class PaperSettings(Section):
+    """``paper``: the compiled paper."""
+
+    latexmk: str
+
+
+@dataclass(frozen=True)
+class Settings(Section):
+    """The whole configuration, one typed section per top-level key of config/config.yaml."""
+
+    suites: dict[str, SuiteSettings]
+    sandbox: SandboxSettings
+    grading: GradingSettings
+    controls: ControlsSettings
+    agent: AgentSettings
+    generation: GeneratorSettings
+    reward: RewardSettings
+    models: dict[str, ModelSettings]
+    probe: ProbeSettings
+    resources: dict[str, RuleResources]
+    training: TrainingSettings
+    audit: AuditSettings
+    evaluation: EvaluationSettings
+    stats: StatsSettings
+    paper: PaperSettings
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> Settings:
+        """The tree of a validated config (defaults filled); ConfigError names a bad key."""
+        settings = _build(cls, config, "")
+        from editcredit.rl.config import TrainConfig
+
+        grpo_keys = {f.name for f in dataclasses.fields(TrainConfig)} - set(RUN_FIELDS)
+        for key in settings.training.grpo:
+            if key not in grpo_keys:
+                raise ConfigError(f"config: training.grpo.{key}: unknown key")
+        try:
+            settings.training.train_config("O", 0, settings.agent.temperature)
+        except ValueError as exc:
+            raise ConfigError(f"config: training.grpo: {exc}") from exc
+        return settings
+
+
+# --- the strict builder -----------------------------------------------------------------------
+
+
+def _default_path(cls: type) -> str:
+    doc = (cls.__doc__ or "").split("``")
+    return doc[1] if len(doc) > 2 else cls.__name__
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else str(key)
+
+
+def _build(cls: type[T], data: Any, path: str) -> T:
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"config: {path or '(top level)'}: expected a mapping, got {data!r}")
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    for key in data:
+        if key not in fields:
+            raise ConfigError(f"config: {_join(path, key)}: unknown key")
+    values = {}
+    for name, field in fields.items():
+        if name not in data:
+            if field.default is dataclasses.MISSING:
+                raise ConfigError(f"config: {_join(path, name)}: missing")
+            continue
+        values[name] = _convert(hints[name], data[name], _join(path, name))
+    return cls(**values)
+
+
+def _convert(hint: Any, value: Any, path: str) -> Any:
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        options = [a for a in typing.get_args(hint) if a is not type(None)]
+        if value is None:
+            return None
+        return _convert(options[0], value, path)
+    if dataclasses.is_dataclass(hint):
+        return _build(hint, value, path)
+    if origin is dict:
+        key_type, value_type = typing.get_args(hint)
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"config: {path}: expected a mapping, got {value!r}")
+        return {
+            _convert(key_type, k, path): _convert(value_type, v, _join(path, str(k)))
+            for k, v in value.items()
+        }
+    if origin is list:
+        (item_type,) = typing.get_args(hint)
+        if not isinstance(value, list | tuple):
+            raise ConfigError(f"config: {path}: expected a list, got {value!r}")
+        return [_convert(item_type, v, f"{path}[{i}]") for i, v in enumerate(value)]
+    if hint is Any:
+        return value
+    if hint is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ConfigError(f"config: {path}: expected a number, got {value!r}")
+        return value
+    if hint is int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise ConfigError(f"config: {path}: expected an integer, got {value!r}")
+    if hint in (str, bool) and not isinstance(value, hint):
+        raise ConfigError(f"config: {path}: expected {hint.__name__}, got {value!r}")
+    return value
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value):
+        return {
+            f.name: _plain(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if getattr(value, f.name) is not None
+        }
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value

@@ -1,0 +1,141 @@
+"""The configuration: every schema key documented, unknown keys refused with their path, and one
+typed tree (editcredit.settings) built from the validated config of every preset."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from editcredit.config import ConfigError, validate_config
+from editcredit.rl.config import TrainConfig
+from editcredit.settings import RUN_FIELDS, Settings
+
+REPO = Path(__file__).resolve().parents[1]
+SCHEMA = yaml.safe_load((REPO / "config" / "schema.yaml").read_text())
+PRESETS = sorted((REPO / "config" / "presets").glob("*.yaml"))
+
+
+def undocumented_keys(schema: dict[str, Any], path: str = "") -> list[str]:
+    """Paths of schema properties without a description (``<name>`` for free-form keys)."""
+    missing = []
+    for key, sub in schema.get("properties", {}).items():
+        where = f"{path}.{key}" if path else key
+        if "description" not in sub:
+            missing.append(where)
+        missing.extend(undocumented_keys(sub, where))
+    extra = schema.get("additionalProperties")
+    if isinstance(extra, dict):
+        missing.extend(undocumented_keys(extra, f"{path}.<name>"))
+    return missing
+
+
+def open_objects(schema: dict[str, Any], path: str = "") -> list[str]:
+    """Paths of objects with named properties that would accept an unknown key."""
+    found = []
+    if "properties" in schema and schema.get("additionalProperties") is not False:
+        found.append(path or "(top level)")
+    for key, sub in schema.get("properties", {}).items():
+        found.extend(open_objects(sub, f"{path}.{key}" if path else key))
+    extra = schema.get("additionalProperties")
+    if isinstance(extra, dict):
+        found.extend(open_objects(extra, f"{path}.<name>"))
+    return found
+
+
+def merged(*layers: dict[str, Any]) -> dict[str, Any]:
+    """Config layers merged as Snakemake merges --configfile (nested mappings key by key)."""
+    out: dict[str, Any] = {}
+    for layer in layers:
+        _merge(out, copy.deepcopy(layer))
+    return out
+
+
+def _merge(into: dict[str, Any], layer: dict[str, Any]) -> None:
+    for key, value in layer.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        else:
+            into[key] = value
+
+
+def default_config() -> dict[str, Any]:
+    return yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+
+
+def test_every_schema_key_is_documented():
+    assert undocumented_keys(SCHEMA) == []
+
+
+def test_a_planted_undocumented_key_is_found():
+    schema = copy.deepcopy(SCHEMA)
+    schema["properties"]["training"]["properties"]["grpo"]["properties"]["new_knob"] = {
+        "type": "number"
+    }
+    schema["properties"]["models"]["additionalProperties"]["properties"]["extra"] = {}
+    assert undocumented_keys(schema) == ["models.<name>.extra", "training.grpo.new_knob"]
+
+
+def test_every_object_refuses_unknown_keys():
+    assert open_objects(SCHEMA) == []
+
+
+def test_the_grpo_keys_are_the_train_config_fields():
+    """training.grpo lists exactly TrainConfig's fields (less the run's): one must follow the
+    other when a field is added."""
+    grpo = SCHEMA["properties"]["training"]["properties"]["grpo"]["properties"]
+    fields = {f.name for f in dataclasses.fields(TrainConfig)} - set(RUN_FIELDS)
+    assert set(grpo) == fields
+    assert set(default_config()["training"]["grpo"]) == fields
+
+
+@pytest.mark.parametrize("preset", [None, *PRESETS], ids=lambda p: p.name if p else "default")
+def test_every_preset_builds_the_typed_tree(preset):
+    layers = [default_config()]
+    if preset is not None:
+        layers.append(yaml.safe_load(preset.read_text()))
+    config = validate_config(merged(*layers))
+    settings = Settings.from_config(config)
+    assert settings.to_dict() == config
+    assert settings.training.plan == config["training"]["plan"]
+    run = settings.training.train_config("M", 42, settings.agent.temperature)
+    assert run.credit_lambda == config["training"]["grpo"]["credit_lambda"]
+
+
+@pytest.mark.parametrize(
+    "layer, message",
+    [
+        ({"training": {"grpo": {"credit_lamda": 0.1}}}, "unknown key training.grpo.credit_lamda"),
+        ({"training": {"health": {"streak": 3}}}, "unknown key training.health.streak"),
+        ({"models": {"tiny": {"sft": {"lr_warm": 1}}}}, "unknown key models.tiny.sft.lr_warm"),
+        ({"stats": {"bootstrap": {"n_resamples": 1.5}}}, "field stats.bootstrap.n_resamples"),
+        ({"sandbox": {"docker_mode": "tepid"}}, "field sandbox.docker_mode"),
+    ],
+)
+def test_a_bad_key_is_refused_naming_its_path(layer, message):
+    with pytest.raises(ConfigError, match=message.replace(".", r"\.")):
+        validate_config(merged(default_config(), layer))
+
+
+@pytest.mark.parametrize(
+    "path, value, message",
+    [
+        (("training", "grpo", "credit_lamda"), 0.1, "training.grpo.credit_lamda: unknown key"),
+        (("stats", "gate", "min_difference"), "4", "stats.gate.min_difference: expected a number"),
+        (("evaluation", "evalsets", "holdout", "samples"), True, "holdout.samples: expected an"),
+        (("training", "grpo", "policy_loss"), "grpo", "training.grpo: TrainConfig.policy_loss"),
+    ],
+)
+def test_the_tree_refuses_what_the_schema_let_through(path, value, message):
+    """The tree checks again on its own (a config built in code skips the schema)."""
+    config = validate_config(default_config())
+    node = config
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    with pytest.raises(ConfigError, match=message.replace(".", r"\.")):
+        Settings.from_config(config)
