@@ -1,7 +1,9 @@
-# Wildcard constraints, input functions and config lookups shared by every rule file.
-import re
+# Input functions and config lookups shared by every rule file, and the wildcard constraints.
+# Paths and names come from editcredit.layout (shared with the library); values from SETTINGS.
 from pathlib import Path
 
+from editcredit import layout
+from editcredit.layout import names_regex
 from editcredit.settings import Settings
 
 # The typed configuration tree, built once from the validated config (the Snakefile filled the
@@ -11,11 +13,24 @@ SETTINGS = Settings.from_config(config)
 
 wildcard_constraints:
     suite="[a-z0-9_]+",
+    model="[A-Za-z0-9_.-]+",
+    run=layout.RUN_REGEX,
+    step="[0-9]+",
+    evalset="[A-Za-z0-9_]+",
 
 
 POOL_FILES = sorted(
     str(p) for p in Path("src/editcredit/data/minibugs/pool").glob("*.py")
 )
+PAPER_FIGURES = ("training_curves", "task_differences", "bootstrap")
+
+
+def mem_mb(rule_name, fallback=2000):
+    resources = SETTINGS.resources.get(rule_name)
+    return resources.mem_mb if resources and resources.mem_mb is not None else fallback
+
+
+# --- suites and base models ---------------------------------------------------------------
 
 
 def suite_cfg(wildcards):
@@ -27,18 +42,14 @@ def suite_cfg(wildcards):
 
 def suite_sources(wildcards):
     """The files a suite is generated or imported from (their change re-freezes it)."""
-    cfg = config["suites"][wildcards.suite]
-    if cfg["generator"] == "minibugs":
+    suite = SETTINGS.suites[wildcards.suite]
+    if suite.generator == "minibugs":
         return POOL_FILES
-    return [cfg["source"]]
+    return [suite.source]
 
 
-def mem_mb(rule_name, fallback=2000):
-    return config["resources"].get(rule_name, {}).get("mem_mb", fallback)
-
-
-wildcard_constraints:
-    model="[A-Za-z0-9_.-]+",
+def suite_summaries():
+    return [layout.controls_summary(suite) for suite in SETTINGS.suites]
 
 
 def model_cfg(wildcards):
@@ -46,61 +57,48 @@ def model_cfg(wildcards):
 
 
 def model_gpus(wildcards):
-    return int(config["models"][wildcards.model].get("gpu", 0))
+    return SETTINGS.models[wildcards.model].gpu
 
 
 def base_model_tasks(wildcards):
-    cfg = config["models"][wildcards.model]
-    if cfg["source"] != "train":
-        return []
-    return f"data/frozen/{cfg['suite']}/tasks.parquet"
+    model = SETTINGS.models[wildcards.model]
+    return layout.frozen_tasks(model.suite) if model.source == "train" else []
 
 
 def base_model_controls(wildcards):
-    cfg = config["models"][wildcards.model]
-    if cfg["source"] != "train":
-        return []
-    return f"results/controls/{cfg['suite']}/summary.json"
+    model = SETTINGS.models[wildcards.model]
+    return layout.controls_summary(model.suite) if model.source == "train" else []
 
 
 def probe_tasks(wildcards):
-    suite = config["models"][wildcards.model].get("suite", "minibugs")
-    return f"data/frozen/{suite}/tasks.parquet"
+    return layout.frozen_tasks(SETTINGS.models[wildcards.model].suite or "minibugs")
 
 
 def models_from(source):
-    """A wildcard regex matching the configured models of one source (train or import)."""
-    names = [n for n, m in config["models"].items() if m["source"] == source]
-    return "|".join(re.escape(n) for n in names) or "(?!x)x"
+    """A wildcard constraint matching the configured models of one source (train or import)."""
+    return names_regex(n for n, m in SETTINGS.models.items() if m.source == source)
 
 
-# --- training runs: names {arm}-s{seed}; step_0 is the base model ---------------------------
-
-
-wildcard_constraints:
-    run="[OBME]-s[0-9]+",
-    step="[0-9]+",
+# --- training runs {arm}-s{seed}; step_0 is the base model ----------------------------------
 
 
 def run_names():
     """Every configured run, in plan order."""
-    plan = config["training"]["plan"]
-    return [f"{arm}-s{seed}" for arm, seeds in plan.items() for seed in seeds]
+    return layout.plan_runs(SETTINGS.training.plan)
 
 
-def run_arm_seed(run):
-    arm, seed = run.split("-s")
-    return arm, int(seed)
+def arm_runs(arm):
+    return [layout.run_name(arm, seed) for seed in SETTINGS.training.plan[arm]]
 
 
 def base_model_dir():
-    return f"models/base/{config['training']['model']}"
+    return layout.base_model_dir(SETTINGS.training.model)
 
 
 def segment_ends():
     """The step numbers that end a segment: k, 2k, ..., endpoint."""
-    k = config["training"]["segment_steps"]
-    end = config["training"]["endpoint_step"]
+    k = SETTINGS.training.segment_steps
+    end = SETTINGS.training.endpoint_step
     if end % k:
         raise ValueError(
             f"config training: endpoint_step {end} is not a multiple of segment_steps {k}"
@@ -111,11 +109,11 @@ def segment_ends():
 def checkpoint_dir(run, step):
     """The HF model directory of a run at a step (the base model at step 0)."""
     step = int(step)
-    return base_model_dir() if step == 0 else f"runs/{run}/step_{step}/model"
+    return base_model_dir() if step == 0 else layout.segment_model_dir(run, step)
 
 
 def previous_step(step):
-    return int(step) - config["training"]["segment_steps"]
+    return int(step) - SETTINGS.training.segment_steps
 
 
 def previous_segment(wildcards):
@@ -123,34 +121,139 @@ def previous_segment(wildcards):
     prev = previous_step(wildcards.step)
     if prev < 0:
         raise ValueError(f"step {wildcards.step} is not a segment end")
-    return base_model_dir() if prev == 0 else f"runs/{wildcards.run}/step_{prev}"
+    return base_model_dir() if prev == 0 else layout.segment_dir(wildcards.run, prev)
 
 
 def training_tasks_file(wildcards):
-    return f"data/frozen/{config['training']['suite']}/tasks.parquet"
+    return layout.frozen_tasks(SETTINGS.training.suite)
 
 
 def training_controls_file(wildcards):
-    return f"results/controls/{config['training']['suite']}/summary.json"
-
-
-def control_replay_file(seed):
-    """The no-learning control of a training seed (the base policy on the seed's draws)."""
-    return f"results/training/control/s{seed}.parquet"
+    return layout.controls_summary(SETTINGS.training.suite)
 
 
 def arm_control_replays(wildcards):
     """Run name -> its seed's control replay, for every run of an arm."""
-    seeds = config["training"]["plan"][wildcards.arm]
-    return {f"{wildcards.arm}-s{seed}": control_replay_file(seed) for seed in seeds}
+    seeds = SETTINGS.training.plan[wildcards.arm]
+    return {layout.run_name(wildcards.arm, s): layout.control_replay(s) for s in seeds}
+
+
+def run_segments(runs):
+    """Every segment directory of the given runs (the training outputs)."""
+    return [layout.segment_dir(run, n) for run in runs for n in segment_ends()]
+
+
+def arm_segments(wildcards):
+    return run_segments(arm_runs(wildcards.arm))
 
 
 def endpoint_segments():
-    end = config["training"]["endpoint_step"]
-    return [f"runs/{run}/step_{end}" for run in run_names()]
+    end = SETTINGS.training.endpoint_step
+    return [layout.segment_dir(run, end) for run in run_names()]
 
 
-# --- statistics and paper
+def audit_results():
+    return [layout.audit_json(r, n) for r in run_names() for n in segment_ends()]
+
+
+# --- evaluation: eval models are 'base' and each run at the endpoint (docs/outputs.md) ------
+
+
+def eval_model_specs():
+    """Eval model name -> HF dir, rule input, run, step, diagnostic; in plan order."""
+    ev = SETTINGS.evaluation
+    end = SETTINGS.training.endpoint_step
+    base = base_model_dir()
+    models = {
+        "base": dict(dir=base, input=base, run="", step=0, diagnostic=False),
+    }
+    steps = [(end, False)]
+    for step in ev.diagnostic_steps:
+        if step not in segment_ends() or step == end:
+            raise ValueError(
+                f"config evaluation.diagnostic_steps: {step} is not a segment end before "
+                f"the endpoint {end}"
+            )
+        steps.append((step, True))
+    for run in run_names():
+        for step, diagnostic in steps:
+            name = layout.diagnostic_model(run, step) if diagnostic else run
+            models[name] = dict(
+                dir=checkpoint_dir(run, step),
+                input=layout.segment_dir(run, step),
+                run=run,
+                step=step,
+                diagnostic=diagnostic,
+            )
+    if ev.models:
+        unknown = [m for m in ev.models if m not in models]
+        if unknown:
+            raise ValueError(
+                f"config evaluation.models: unknown {unknown}; known: {sorted(models)}"
+            )
+        models = {m: models[m] for m in ev.models}
+    return models
+
+
+def eval_models():
+    """The compared eval models: every planned one except the diagnostic checkpoints."""
+    return [name for name, m in eval_model_specs().items() if not m["diagnostic"]]
+
+
+def eval_model_regex():
+    return names_regex(eval_model_specs())
+
+
+def eval_plan_models():
+    """What the plan records of each model (not the rule input)."""
+    return {
+        n: {k: v for k, v in m.items() if k != "input"}
+        for n, m in eval_model_specs().items()
+    }
+
+
+def eval_plan_tasks():
+    suites = sorted({s.suite for s in SETTINGS.evaluation.evalsets.values()})
+    return [layout.frozen_tasks(s) for s in suites]
+
+
+def eval_model_input(wildcards):
+    return eval_model_specs()[wildcards.model]["input"]
+
+
+def eval_model_dir(wildcards):
+    return eval_model_specs()[wildcards.model]["dir"]
+
+
+def eval_set_tasks(wildcards):
+    return layout.frozen_tasks(SETTINGS.evaluation.evalsets[wildcards.evalset].suite)
+
+
+def eval_job_cfg():
+    """The settings of one eval_model job (the plan carries the models and eval sets)."""
+    ev = config["evaluation"]
+    return {k: ev[k] for k in ("seed", "batch_size", "limits", "faults")}
+
+
+def eval_targets():
+    return [layout.EVAL_PLAN_SUMMARY] + expand(
+        layout.EVAL_SCORES,
+        model=eval_model_specs(),
+        evalset=SETTINGS.evaluation.evalsets,
+    )
+
+
+def evalset_slots(wildcards):
+    return [layout.eval_slots(m, wildcards.evalset) for m in eval_models()]
+
+
+def evalset_samples(evalset):
+    """Planned samples per task of an eval set (config evaluation.evalsets); 0 = from the rows."""
+    evalset = SETTINGS.evaluation.evalsets.get(evalset)
+    return evalset.samples if evalset else 0
+
+
+# --- statistics and the paper ---------------------------------------------------------------
 
 
 def stats_comparisons():
@@ -158,42 +261,6 @@ def stats_comparisons():
     from editcredit.stats.comparisons import comparison_specs
 
     return comparison_specs(config["stats"], config["training"]["plan"])
-
-
-def names_regex(names):
-    """A wildcard regex matching exactly the given names."""
-    return "|".join(re.escape(str(n)) for n in names) or "(?!x)x"
-
-
-def eval_models():
-    """Eval model names: the base model and every run at the endpoint (docs/outputs.md).
-
-    Follows config evaluation.models through eval_model_specs (rules of the evaluation) when
-    those are defined; diagnostic checkpoints are never compared.
-    """
-    specs = globals().get("eval_model_specs")
-    if specs is None:
-        return ["base", *run_names()]
-    return [name for name, m in specs().items() if not m["diagnostic"]]
-
-
-def eval_slots(model, evalset):
-    return f"results/eval/{model}/{evalset}/slots.parquet"
-
-
-def evalset_slots(wildcards):
-    return [eval_slots(m, wildcards.evalset) for m in eval_models()]
-
-
-def evalset_samples(evalset):
-    """Planned samples per task of an eval set (config evaluation.evalsets); 0 = from the rows."""
-    sets = config.get("evaluation", {}).get("evalsets", {})
-    return int(sets.get(evalset, {}).get("samples", 0))
-
-
-def run_segments(runs):
-    """Every segment directory of the given runs (the training outputs)."""
-    return [f"runs/{run}/step_{n}" for run in runs for n in segment_ends()]
 
 
 def comparison_params(wildcards):
@@ -209,7 +276,7 @@ def comparison_params(wildcards):
 
 def comparison_slots(wildcards):
     spec = stats_comparisons()[wildcards.comparison]
-    return [eval_slots(m, spec.evalset) for m in spec.all_models]
+    return [layout.eval_slots(m, spec.evalset) for m in spec.all_models]
 
 
 def comparison_segments(wildcards):
@@ -217,46 +284,29 @@ def comparison_segments(wildcards):
     return run_segments(stats_comparisons()[wildcards.comparison].all_models)
 
 
-def arm_segments(wildcards):
-    seeds = config["training"]["plan"][wildcards.arm]
-    return run_segments([f"{wildcards.arm}-s{seed}" for seed in seeds])
-
-
 def stats_results(kind):
     """Result files of the statistics rules, by kind."""
-    comparisons = list(config["stats"]["comparisons"])
+    comparisons = list(SETTINGS.stats.comparisons)
     if kind == "compare":
-        return [f"results/stats/{c}.json" for c in comparisons]
+        return [layout.stats_compare(c) for c in comparisons]
     if kind == "paired":
-        return [f"results/stats/paired/{c}.json" for c in comparisons]
+        return [layout.stats_paired(c) for c in comparisons]
     if kind == "scores":
-        return [f"results/stats/scores/{e}.json" for e in config["stats"]["evalsets"]]
+        return [layout.stats_scores(e) for e in SETTINGS.stats.evalsets]
     if kind == "training":
-        arms = config["training"]["plan"]
-        return [f"results/stats/training/{arm}.json" for arm in arms]
+        return [layout.stats_training(arm) for arm in SETTINGS.training.plan]
     raise ValueError(f"unknown kind of statistics result {kind!r}")
-
-
-def audit_results():
-    steps = segment_ends()
-    return [f"results/audits/{r}/step_{n}.json" for r in run_names() for n in steps]
-
-
-def suite_summaries():
-    return [f"results/controls/{suite}/summary.json" for suite in config["suites"]]
 
 
 def rule_gpus():
     """GPUs each rule requests (the GPU seconds of the cost table)."""
-    gpus = {name: int(r.get("gpu", 0)) for name, r in config["resources"].items()}
-    gpus["train_segment"] = int(config["training"]["gpu"])
-    gpus["control_replay"] = int(config["training"]["gpu"])
-    model_gpus = max(
-        (int(m.get("gpu", 0)) for m in config["models"].values()), default=0
-    )
+    gpus = {name: int(r.gpu or 0) for name, r in SETTINGS.resources.items()}
+    gpus["train_segment"] = SETTINGS.training.gpu
+    gpus["control_replay"] = SETTINGS.training.gpu
+    model_gpus = max((m.gpu for m in SETTINGS.models.values()), default=0)
     for name in ("base_model", "probe"):
         gpus.setdefault(name, model_gpus)
-    gpus.setdefault("eval_model", int(config.get("evaluation", {}).get("gpu", 0)))
+    gpus.setdefault("eval_model", SETTINGS.evaluation.gpu)
     return gpus
 
 
@@ -264,95 +314,5 @@ def paper_tables(ext="tex"):
     """The generated tables (paper/tables/*.tex), or their templates with ext="tex.j2"."""
     from editcredit.report.tables import TABLES
 
-    folder = "paper/templates" if ext == "tex.j2" else "paper/tables"
-    return [f"{folder}/{name}.{ext}" for name in TABLES]
-
-
-PAPER_FIGURES = ("training_curves", "task_differences", "bootstrap")
-
-
-# --- evaluation: eval models are 'base' and each run at the endpoint (docs/outputs.md) ------
-
-
-wildcard_constraints:
-    evalset="[A-Za-z0-9_]+",
-
-
-def eval_model_specs():
-    """Eval model name -> HF dir, rule input, run, step, diagnostic; in plan order."""
-    ev = config["evaluation"]
-    end = config["training"]["endpoint_step"]
-    base = base_model_dir()
-    models = {
-        "base": dict(dir=base, input=base, run="", step=0, diagnostic=False),
-    }
-    steps = [(end, False)]
-    for step in ev["diagnostic_steps"]:
-        if step not in segment_ends() or step == end:
-            raise ValueError(
-                f"config evaluation.diagnostic_steps: {step} is not a segment end before "
-                f"the endpoint {end}"
-            )
-        steps.append((step, True))
-    for run in run_names():
-        for step, diagnostic in steps:
-            name = f"{run}-step{step}" if diagnostic else run
-            models[name] = dict(
-                dir=checkpoint_dir(run, step),
-                input=f"runs/{run}/step_{step}",
-                run=run,
-                step=step,
-                diagnostic=diagnostic,
-            )
-    if ev["models"]:
-        unknown = [m for m in ev["models"] if m not in models]
-        if unknown:
-            raise ValueError(
-                f"config evaluation.models: unknown {unknown}; known: {sorted(models)}"
-            )
-        models = {m: models[m] for m in ev["models"]}
-    return models
-
-
-def eval_model_regex():
-    return "|".join(re.escape(m) for m in eval_model_specs()) or "(?!x)x"
-
-
-def eval_plan_models():
-    """What the plan records of each model (not the rule input)."""
-    return {
-        n: {k: v for k, v in m.items() if k != "input"}
-        for n, m in eval_model_specs().items()
-    }
-
-
-def eval_plan_tasks():
-    suites = sorted({s["suite"] for s in config["evaluation"]["evalsets"].values()})
-    return [f"data/frozen/{s}/tasks.parquet" for s in suites]
-
-
-def eval_model_input(wildcards):
-    return eval_model_specs()[wildcards.model]["input"]
-
-
-def eval_model_dir(wildcards):
-    return eval_model_specs()[wildcards.model]["dir"]
-
-
-def eval_set_tasks(wildcards):
-    suite = config["evaluation"]["evalsets"][wildcards.evalset]["suite"]
-    return f"data/frozen/{suite}/tasks.parquet"
-
-
-def eval_job_cfg():
-    """The settings of one eval_model job (the plan carries the models and eval sets)."""
-    ev = config["evaluation"]
-    return {k: ev[k] for k in ("seed", "batch_size", "limits", "faults")}
-
-
-def eval_targets():
-    return ["results/eval/plan.json"] + expand(
-        "results/eval/{model}/{evalset}/scores.json",
-        model=eval_model_specs(),
-        evalset=config["evaluation"]["evalsets"],
-    )
+    pattern = layout.TABLE_TEMPLATE if ext == "tex.j2" else layout.PAPER_TABLE
+    return [pattern.format(name=name) for name in TABLES]

@@ -22,6 +22,7 @@ from editcredit.audit.hashing import CHUNK_BYTES
 from editcredit.audit.identity import RECEIPT
 from editcredit.audit.param_audit import audit_checkpoint
 from editcredit.audit.provenance import directory_digest, write_result_json, write_result_parquet
+from editcredit.layout import parse_run
 
 __all__ = [
     "AuditFailed",
@@ -96,11 +97,11 @@ def audit_params_job(
         require_change=step >= int(endpoint_step),
     )
     failures = list(report.failures) + identity_mismatches(Path(ckpt_model), report.files)
-    arm, seed = run.split("-s")
+    name = parse_run(run)
     result = {
         "run": run,
-        "arm": arm,
-        "seed": int(seed),
+        "arm": name.arm,
+        "seed": name.seed,
         "step": step,
         "endpoint": step == int(endpoint_step),
         **report.to_dict(),

@@ -6,9 +6,10 @@ templates format numbers (filters of :mod:`editcredit.report.latex`); nothing he
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from editcredit.layout import is_run, parse_run
 
 __all__ = [
     "audits_context",
@@ -21,7 +22,6 @@ __all__ = [
 ]
 
 Record = Mapping[str, Any]
-_RUN = re.compile(r"^(?P<arm>[A-Za-z]+)-s(?P<seed>\d+)$")
 
 
 def suite_context(summaries: Sequence[Record]) -> list[dict[str, Any]]:
@@ -64,22 +64,21 @@ def encounter_context(training: Sequence[Record]) -> list[dict[str, Any]]:
 
 
 def _model_row(model: str, s: Record) -> dict[str, Any]:
-    m = _RUN.match(model)
+    run = parse_run(model) if is_run(model) else None
     return {
         "model": model,
-        "arm": m["arm"] if m else "base" if model == "base" else "",
-        "seed": m["seed"] if m else "",
+        "arm": run.arm if run else "base" if model == "base" else "",
+        "seed": str(run.seed) if run else "",
         **s,
     }
 
 
 def _model_key(model: str, arm_order: Sequence[str]) -> tuple[int, int, str]:
-    m = _RUN.match(model)
-    if not m:
+    if not is_run(model):
         return (-1, 0, model)
-    arm = m["arm"]
-    rank = arm_order.index(arm) if arm in arm_order else len(arm_order)
-    return (rank, int(m["seed"]), model)
+    run = parse_run(model)
+    rank = arm_order.index(run.arm) if run.arm in arm_order else len(arm_order)
+    return (rank, run.seed, model)
 
 
 def scores_context(scores: Sequence[Record], arm_order: Sequence[str]) -> list[dict[str, Any]]:

@@ -24,6 +24,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
+from editcredit.layout import parse_run  # noqa: E402
+
 __all__ = ["bootstrap_figure", "save", "task_differences", "training_curves"]
 
 Record = Mapping[str, Any]
@@ -88,7 +90,7 @@ def training_curves(training: Sequence[Record], base: str | Path) -> list[Path]:
         for rec in training:
             color = ARM_COLORS.get(rec["arm"], "black")
             for run, curve in rec["curves"].items():
-                seed = run.rsplit("-s", 1)[-1]
+                seed = str(parse_run(run).seed)
                 if seed not in seeds:
                     seeds.append(seed)
                 style = SEED_STYLES[seeds.index(seed) % len(SEED_STYLES)]

@@ -9,13 +9,13 @@ result files that table read. ``numbers.tex`` holds the numbers the text quotes
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from editcredit.audit.provenance import code_version, config_hash
+from editcredit.layout import parse_audit_json
 from editcredit.report import context as ctx
 from editcredit.report.costs import cost_rows
 from editcredit.report.latex import make_env, render_template, write_tex
@@ -36,8 +36,6 @@ TABLES = (
     "costs",
     "numbers",
 )
-
-_AUDIT = re.compile(r"(?P<run>[^/\\]+)[/\\]step_(?P<step>\d+)\.json$")
 
 
 @dataclass
@@ -79,10 +77,7 @@ class TableInputs:
 def _audits(inputs: TableInputs) -> dict[tuple[str, int], Any]:
     out = {}
     for p in inputs.audits:
-        m = _AUDIT.search(str(p))
-        if not m:
-            raise ValueError(f"{p}: not an audit path results/audits/{{run}}/step_{{N}}.json")
-        out[(m["run"], int(m["step"]))] = inputs.load(p)
+        out[parse_audit_json(p)] = inputs.load(p)
     return out
 
 

@@ -13,14 +13,11 @@ from __future__ import annotations
 from typing import Any
 
 from editcredit.data.task import Task
+from editcredit.layout import control_run_name
 from editcredit.rl.config import TrainConfig
 from editcredit.rl.cursor import DataCursor
 from editcredit.rl.segment import play_step
 from editcredit.rl.workers import WorkerPool
-
-
-def control_run_name(seed: int) -> str:
-    return f"control-s{seed}"
 
 
 def replay_control(

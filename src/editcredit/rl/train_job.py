@@ -13,10 +13,11 @@ import torch
 
 from editcredit.audit.identity import write_identity
 from editcredit.audit.provenance import atomic_write_text, write_result_json
+from editcredit.layout import control_run_name, parse_run
 from editcredit.policy.base_job import training_tasks
 from editcredit.policy.devices import bind_gpus
 from editcredit.rl.config import TrainConfig
-from editcredit.rl.control import control_run_name, replay_control
+from editcredit.rl.control import replay_control
 from editcredit.rl.records import ROLLOUT_SCHEMA, write_table
 from editcredit.rl.segment import SegmentSpec, train_segment
 from editcredit.rl.workers import make_workers
@@ -112,8 +113,8 @@ def train_segment_job(
     generation: dict[str, Any] | None = None,
     gate_dir: str = "logs/gates",
 ) -> dict[str, Any]:
-    arm, seed = run.split("-s")
-    cfg = train_config(training, agent, arm, int(seed))
+    name = parse_run(run)
+    cfg = train_config(training, agent, name.arm, name.seed)
     k = int(training["segment_steps"])
     # the previous segment's directory, or the base model's at step 0
     start_state = previous if step > k else None

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from editcredit.layout import run_name
 from editcredit.stats.arms import ArmScores
 from editcredit.stats.bootstrap import percentile_interval
 from editcredit.stats.gates import gate_verdict
@@ -79,7 +80,7 @@ class ComparisonSpec:
 
     def models(self, arm: str) -> list[str]:
         """Eval model names of ``arm`` at the paired seeds: ``{arm}-s{seed}``."""
-        return [f"{arm}-s{seed}" for seed in self.seeds]
+        return [run_name(arm, seed) for seed in self.seeds]
 
     @property
     def all_models(self) -> list[str]:
@@ -222,7 +223,7 @@ def paired_record(
     tasks, n_samples = evalset_plan((slots[m] for m in spec.all_models), n_samples)
     by_arm = {}
     for arm in (spec.arm_a, spec.arm_b):
-        frames = {seed: slots[f"{arm}-s{seed}"] for seed in spec.seeds}
+        frames = {seed: slots[run_name(arm, seed)] for seed in spec.seeds}
         by_arm[arm] = arm_scores(arm, frames, tasks, n_samples)
     a, b = by_arm[spec.arm_a], by_arm[spec.arm_b]
     boot = {"n_resamples": n_resamples, "rng_seed": rng_seed, "level": level}

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from editcredit.audit.provenance import write_result_json
+from editcredit.layout import parse_eval_slots, parse_segment_dir
 from editcredit.stats._records import to_plain
 from editcredit.stats.comparisons import (
     ComparisonSpec,
@@ -27,29 +27,17 @@ from editcredit.stats.training import training_record
 __all__ = ["eval_scores_job", "gate_job", "paired_job", "segment_files", "training_job"]
 
 log = logging.getLogger(__name__)
-_SLOTS = re.compile(r"results/eval/(?P<model>[^/]+)/(?P<evalset>[^/]+)/slots\.parquet$")
-_SEGMENT = re.compile(r"runs/(?P<run>[^/]+)/step_(?P<step>\d+)/?$")
 
 
 def _model_of(path: str | Path) -> str:
-    m = _SLOTS.search(Path(path).as_posix())
-    if not m:
-        raise ValueError(f"{path}: not an eval slots path results/eval/{{model}}/{{evalset}}/...")
-    return m["model"]
-
-
-def _run_of(segment: str | Path) -> tuple[str, int]:
-    m = _SEGMENT.search(Path(segment).as_posix())
-    if not m:
-        raise ValueError(f"{segment}: not a segment directory runs/{{run}}/step_{{N}}")
-    return m["run"], int(m["step"])
+    return parse_eval_slots(path)[0]
 
 
 def segment_files(segments: Sequence[str | Path], name: str) -> dict[str, list[Path]]:
     """``{run: [runs/{run}/step_{N}/{name}, ...]}``, steps in order; a missing file is an error."""
     out: dict[str, list[tuple[int, Path]]] = {}
     for seg in segments:
-        run, step = _run_of(seg)
+        run, step = parse_segment_dir(seg)
         path = Path(seg) / name
         if not path.is_file():
             raise FileNotFoundError(f"{path}: segment {seg} has no {name} (docs/outputs.md)")

@@ -1,0 +1,195 @@
+"""Every path and name the workflow builds or reads back: one module for rules/*.smk and the
+library (docs/outputs.md describes the files).
+
+Names: a training run is ``{arm}-s{seed}`` (``M-s42``); an eval model is ``base``, a run name (the
+run at the endpoint) or ``{run}-step{N}`` (a diagnostic checkpoint). Paths are relative to the
+repository root and have two forms here: a Snakemake pattern (``SEGMENT``,
+``"runs/{run}/step_{step}"``: the rules' outputs) and a function that fills it
+(``segment_dir(run, step)``). Reading a path back (``parse_segment_dir``) happens here and
+nowhere else.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+# --- names ----------------------------------------------------------------------------------
+
+RUN_REGEX = r"[OBME]-s[0-9]+"
+"""Wildcard constraint of a run name."""
+_RUN = re.compile(r"(?P<arm>[A-Za-z]+)-s(?P<seed>[0-9]+)")
+
+
+@dataclass(frozen=True)
+class Run:
+    """A training run: one credit arm trained from one seed."""
+
+    arm: str
+    seed: int
+
+    @property
+    def name(self) -> str:
+        return run_name(self.arm, self.seed)
+
+
+def run_name(arm: str, seed: int) -> str:
+    """``M-s42``: the name of the run of ``arm`` from training seed ``seed``."""
+    return f"{arm}-s{int(seed)}"
+
+
+def parse_run(name: str) -> Run:
+    """The arm and seed of a run name; ValueError for anything else (``base``, ``M-s42-step2``)."""
+    match = _RUN.fullmatch(name)
+    if not match:
+        raise ValueError(f"{name!r} is not a run name {{arm}}-s{{seed}}")
+    return Run(match["arm"], int(match["seed"]))
+
+
+def is_run(name: str) -> bool:
+    return _RUN.fullmatch(name) is not None
+
+
+def plan_runs(plan: dict[str, list[int]]) -> list[str]:
+    """Every run of a training plan (arm -> seeds), in plan order."""
+    return [run_name(arm, seed) for arm, seeds in plan.items() for seed in seeds]
+
+
+def diagnostic_model(run: str, step: int) -> str:
+    """The eval model name of a run's intermediate checkpoint: ``M-s42-step2``."""
+    return f"{run}-step{int(step)}"
+
+
+def control_run_name(seed: int) -> str:
+    """The name the no-learning control replay of a training seed runs under."""
+    return f"control-s{int(seed)}"
+
+
+def names_regex(names) -> str:
+    """A wildcard constraint matching exactly the given names (none: matching nothing)."""
+    return "|".join(re.escape(str(n)) for n in names) or "(?!x)x"
+
+
+# --- data, controls, models -------------------------------------------------------------------
+
+FROZEN_TASKS = "data/frozen/{suite}/tasks.parquet"
+FROZEN_MANIFEST = "data/frozen/{suite}/manifest.json"
+CONTROLS_SUMMARY = "results/controls/{suite}/summary.json"
+BASE_MODEL = "models/base/{model}"
+
+
+def frozen_tasks(suite: str) -> str:
+    return FROZEN_TASKS.format(suite=suite)
+
+
+def controls_summary(suite: str) -> str:
+    return CONTROLS_SUMMARY.format(suite=suite)
+
+
+def base_model_dir(model: str) -> str:
+    return BASE_MODEL.format(model=model)
+
+
+# --- training ---------------------------------------------------------------------------------
+
+SEGMENT = "runs/{run}/step_{step}"
+"""A training segment's directory (model, optimiser state, rollouts, metrics)."""
+CONTROL_REPLAY = "results/training/control/s{seed}.parquet"
+CONTROL_REPLAY_RECEIPT = "results/training/control/s{seed}.json"
+_SEGMENT = re.compile(r"(?:^|/)runs/(?P<run>[^/]+)/step_(?P<step>[0-9]+)/?$")
+
+
+def segment_dir(run: str, step: int) -> str:
+    return SEGMENT.format(run=run, step=int(step))
+
+
+def segment_model_dir(run: str, step: int) -> str:
+    """The HF model directory inside a segment."""
+    return f"{segment_dir(run, step)}/model"
+
+
+def parse_segment_dir(path: str | Path) -> tuple[str, int]:
+    """``(run, step)`` of a segment directory ``runs/{run}/step_{N}``."""
+    match = _SEGMENT.search(Path(path).as_posix())
+    if not match:
+        raise ValueError(f"{path}: not a segment directory runs/{{run}}/step_{{N}}")
+    return match["run"], int(match["step"])
+
+
+def control_replay(seed: int) -> str:
+    """The no-learning control of a training seed (the base policy on the seed's draws)."""
+    return CONTROL_REPLAY.format(seed=int(seed))
+
+
+# --- audits -----------------------------------------------------------------------------------
+
+AUDIT = "results/audits/{run}/step_{step}.json"
+AUDIT_SUMMARY = "results/audits/summary.parquet"
+_AUDIT = re.compile(r"(?P<run>[^/]+)/step_(?P<step>[0-9]+)\.json$")
+
+
+def audit_json(run: str, step: int) -> str:
+    return AUDIT.format(run=run, step=int(step))
+
+
+def parse_audit_json(path: str | Path) -> tuple[str, int]:
+    """``(run, step)`` of an audit ``results/audits/{run}/step_{N}.json``."""
+    match = _AUDIT.search(Path(path).as_posix())
+    if not match:
+        raise ValueError(f"{path}: not an audit path results/audits/{{run}}/step_{{N}}.json")
+    return match["run"], int(match["step"])
+
+
+# --- evaluation -------------------------------------------------------------------------------
+
+EVAL_PLAN = "results/eval/plan.parquet"
+EVAL_PLAN_SUMMARY = "results/eval/plan.json"
+EVAL_SLOTS = "results/eval/{model}/{evalset}/slots.parquet"
+EVAL_PREDICTIONS = "results/eval/{model}/{evalset}/predictions"
+EVAL_SCORES = "results/eval/{model}/{evalset}/scores.json"
+_EVAL_SLOTS = re.compile(r"results/eval/(?P<model>[^/]+)/(?P<evalset>[^/]+)/slots\.parquet$")
+
+
+def eval_slots(model: str, evalset: str) -> str:
+    return EVAL_SLOTS.format(model=model, evalset=evalset)
+
+
+def eval_scores(model: str, evalset: str) -> str:
+    return EVAL_SCORES.format(model=model, evalset=evalset)
+
+
+def parse_eval_slots(path: str | Path) -> tuple[str, str]:
+    """``(model, evalset)`` of ``results/eval/{model}/{evalset}/slots.parquet``."""
+    match = _EVAL_SLOTS.search(Path(path).as_posix())
+    if not match:
+        raise ValueError(f"{path}: not an eval slots path results/eval/{{model}}/{{evalset}}/...")
+    return match["model"], match["evalset"]
+
+
+# --- statistics and the paper -----------------------------------------------------------------
+
+STATS_SCORES = "results/stats/scores/{evalset}.json"
+STATS_PAIRED = "results/stats/paired/{comparison}.json"
+STATS_COMPARE = "results/stats/{comparison}.json"
+STATS_TRAINING = "results/stats/training/{arm}.json"
+BENCHMARKS = "results/benchmarks"
+PAPER_TABLE = "paper/tables/{name}.tex"
+TABLE_TEMPLATE = "paper/templates/{name}.tex.j2"
+PAPER_FIGURE = "paper/figures/{name}.{ext}"
+
+
+def stats_scores(evalset: str) -> str:
+    return STATS_SCORES.format(evalset=evalset)
+
+
+def stats_paired(comparison: str) -> str:
+    return STATS_PAIRED.format(comparison=comparison)
+
+
+def stats_compare(comparison: str) -> str:
+    return STATS_COMPARE.format(comparison=comparison)
+
+
+def stats_training(arm: str) -> str:
+    return STATS_TRAINING.format(arm=arm)
