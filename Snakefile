@@ -17,6 +17,9 @@ configfile: "config/config.yaml"
 validate_config(config, Path(workflow.basedir, "config/schema.yaml"))
 
 
+report: "paper/report/workflow.rst"
+
+
 include: "rules/common.smk"
 include: "rules/data.smk"
 include: "rules/controls.smk"

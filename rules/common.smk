@@ -310,6 +310,49 @@ def rule_gpus():
     return gpus
 
 
+def cost_benchmarks(wildcards):
+    """The benchmark files of every job the default target runs before the tables: the cost
+    table's rows, declared so that a changed one re-renders the tables and a leftover of an
+    earlier plan stays out. Patterns come from the rules themselves; a rule this workflow does not include
+    (a partial Snakefile) has no jobs here."""
+    plan = SETTINGS.training.plan
+    runs_steps = [dict(run=r, step=n) for r in run_names() for n in segment_ends()]
+    suites = [dict(suite=s) for s in SETTINGS.suites]
+    base = SETTINGS.models[SETTINGS.training.model]
+    evals = [
+        dict(model=m, evalset=e)
+        for m in eval_model_specs()
+        for e in SETTINGS.evaluation.evalsets
+    ]
+    comparisons = [dict(comparison=c) for c in SETTINGS.stats.comparisons]
+    jobs = {
+        "freeze_suite": suites,
+        "control": suites,
+        "base_model" if base.source == "train" else "import_model": [
+            dict(model=SETTINGS.training.model)
+        ],
+        "train_segment": runs_steps,
+        "control_replay": [
+            dict(seed=s) for s in sorted({s for v in plan.values() for s in v})
+        ],
+        "audit_params": runs_steps,
+        "audit_summary": [{}],
+        "eval_plan": [{}],
+        "eval_model": evals,
+        "eval_model_scores": evals,
+        "eval_scores": [dict(evalset=e) for e in SETTINGS.stats.evalsets],
+        "paired": comparisons,
+        "compare": comparisons,
+        "training_analysis": [dict(arm=arm) for arm in plan],
+    }
+    files = []
+    for name, wildcard_sets in jobs.items():
+        if rules.has(name):
+            pattern = str(getattr(rules, name).benchmark)
+            files += [pattern.format(**w) for w in wildcard_sets]
+    return sorted(files)
+
+
 def paper_tables(ext="tex"):
     """The generated tables (paper/tables/*.tex), or their templates with ext="tex.j2"."""
     from editcredit.report.tables import TABLES

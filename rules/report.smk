@@ -8,6 +8,7 @@ rule render_tables:
         comparisons=stats_results("compare"),
         training=stats_results("training"),
         audits=audit_results(),
+        benchmarks=cost_benchmarks,
         templates=paper_tables("tex.j2"),
     output:
         paper_tables(),
@@ -27,7 +28,7 @@ rule render_tables:
         gpus_by_rule=rule_gpus(),
         template_dir=lambda wc, input: str(Path(input.templates[0]).parent),
         out_dir=lambda wc, output: str(Path(output[0]).parent),
-        benchmark_root="results/benchmarks",
+        benchmark_root=layout.BENCHMARKS,
     script:
         "../scripts/report_tables.py"
 

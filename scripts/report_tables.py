@@ -10,6 +10,7 @@ with logged(snakemake.log[0]):  # noqa: F821 - injected by Snakemake
         comparisons=list(snakemake.input.comparisons),  # noqa: F821
         training=list(snakemake.input.training),  # noqa: F821
         audits=list(snakemake.input.audits),  # noqa: F821
+        benchmarks=list(snakemake.input.benchmarks),  # noqa: F821
         benchmark_root=snakemake.params.benchmark_root,  # noqa: F821
         template_dir=snakemake.params.template_dir,  # noqa: F821
         out_dir=snakemake.params.out_dir,  # noqa: F821

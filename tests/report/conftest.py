@@ -83,6 +83,7 @@ def build_all(root: Path, spec: FakeSpec, stats: dict = STATS) -> dict:
             comparisons=[f"results/stats/{n}.json" for n in specs],
             training=[f"results/stats/training/{a}.json" for a in spec.plan],
             audits=[f"results/audits/{r}/step_{n}.json" for r in runs for n in steps],
+            benchmarks=[str(p) for p in Path("results/benchmarks").rglob("*.tsv")],
             benchmark_root="results/benchmarks",
             template_dir=str(REPO / "paper" / "templates"),
             out_dir="paper/tables",

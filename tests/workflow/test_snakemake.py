@@ -93,3 +93,23 @@ def test_misspelt_key_fails_the_dry_run_naming_its_path(workdir):
     proc = smk("-n", "--cores", "1", "--configfile", str(extra), cwd=workdir)
     assert proc.returncode != 0
     assert "training.grpo.credit_lamda" in proc.stdout + proc.stderr
+
+
+def test_the_cost_table_reads_only_declared_benchmarks(workdir):
+    """rule render_tables names every upstream job's benchmark file as an input (so a changed
+    one re-renders the tables), and a leftover of an earlier plan is not among them."""
+    leftover = workdir / "results" / "benchmarks" / "train_segment" / "Z-s1" / "step_2.tsv"
+    leftover.parent.mkdir(parents=True)
+    leftover.write_text("s\th:m:s\n1.0\t0:00:01\n")
+    proc = smk("-n", "--cores", "1", "paper/tables/costs.tex", cwd=workdir)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout + proc.stderr
+    block = out.split("rule render_tables:", 1)[1].split("output:", 1)[0]
+    for expected in (
+        "results/benchmarks/train_segment/M-s42/step_4.tsv",
+        "results/benchmarks/eval_model/base/holdout.tsv",
+        "results/benchmarks/freeze_suite/minibugs.tsv",
+        "results/benchmarks/compare/M-B.tsv",
+    ):
+        assert expected in block
+    assert "Z-s1" not in block and "results/benchmarks/render_tables" not in block

@@ -1,5 +1,8 @@
 """Measured cost per rule, from Snakemake's ``benchmark:`` files (``results/benchmarks/{rule}/``).
 
+The files are the ones the rule render_tables declares (every job before the tables); nothing
+here searches the directory, so a leftover of an earlier plan never enters the table.
+
 The rule is the first directory under the root (``{rule}/{job}.tsv``), or the file's stem for a
 rule without wildcards (``{rule}.tsv``). Each TSV holds one line per repeat with ``s`` (wall
 seconds), ``cpu_time`` (CPU seconds) and ``max_rss`` (peak resident memory, MiB); a value
@@ -16,23 +19,13 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["benchmark_files", "cost_rows", "read_benchmark", "rule_of"]
+__all__ = ["cost_rows", "read_benchmark", "rule_of"]
 
 
 def rule_of(root: str | Path, path: str | Path) -> str:
     """The rule of a benchmark file: ``{root}/{rule}/...tsv`` or ``{root}/{rule}.tsv``."""
     parts = Path(path).resolve().relative_to(Path(root).resolve()).parts
     return parts[0] if len(parts) > 1 else Path(parts[0]).stem
-
-
-def benchmark_files(root: str | Path, exclude: Iterable[str] = ()) -> list[Path]:
-    """Every ``*.tsv`` under ``root`` (sorted), except those of the rules in ``exclude``."""
-    root = Path(root)
-    if not root.is_dir():
-        return []
-    skip = set(exclude)
-    files = (p for p in sorted(root.rglob("*.tsv")) if p.is_file())
-    return [p for p in files if rule_of(root, p) not in skip]
 
 
 def _value(text: str | None) -> float | None:

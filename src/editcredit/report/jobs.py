@@ -9,17 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from editcredit.report import figures
-from editcredit.report.costs import benchmark_files
 from editcredit.report.paper import build_pdf
 from editcredit.report.tables import TableInputs, render_tables
 
-__all__ = ["REPORT_RULES", "figures_job", "paper_job", "tables_job"]
+__all__ = ["figures_job", "paper_job", "tables_job"]
 
 log = logging.getLogger(__name__)
-
-#: Rules downstream of the tables: their benchmark files are not in the cost table.
-REPORT_RULES = ("render_tables", "figures", "paper")
-
 
 def tables_job(
     *,
@@ -28,6 +23,7 @@ def tables_job(
     comparisons: Sequence[str],
     training: Sequence[str],
     audits: Sequence[str],
+    benchmarks: Sequence[str],
     benchmark_root: str,
     template_dir: str,
     out_dir: str,
@@ -39,8 +35,9 @@ def tables_job(
 ) -> dict[str, Path]:
     """Rule render_tables: every ``paper/tables/*.tex``.
 
-    The benchmark files are found under ``benchmark_root`` when the job runs (every upstream job
-    has finished by then); those of the report rules are left out.
+    ``benchmarks`` are the Snakemake benchmark files of the jobs before the tables (the cost
+    table's rows), as the rule declares them (``cost_benchmarks`` in rules/common.smk): nothing
+    under ``benchmark_root`` that the DAG does not name is read.
     """
     inputs = TableInputs(
         controls=controls,
@@ -48,7 +45,7 @@ def tables_job(
         comparisons=comparisons,
         training=training,
         audits=audits,
-        benchmarks=benchmark_files(benchmark_root, exclude=REPORT_RULES),
+        benchmarks=sorted(Path(p) for p in benchmarks),
         benchmark_root=benchmark_root,
     )
     written = render_tables(
