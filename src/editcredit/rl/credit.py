@@ -5,8 +5,8 @@ Pure functions, numpy float64 throughout; no I/O and no config reads. Every METH
 ``config/config.yaml`` and reaches these functions as an argument; the keyword defaults below
 only mirror METHOD for tests and interactive use.
 
-- :func:`utility`: ``U = Y + 0.25*F - 0.25*G``; the credit signal is
-  ``D = U(original) - U(counterfactual)``.
+- :func:`utility` (defined in :mod:`editcredit.grading.utility`, the one place U is computed):
+  ``U = Y + 0.25*F - 0.25*G``; the credit signal is ``D = U(original) - U(counterfactual)``.
 - :func:`scale`: ``s = min(1, c*m / (λ*|D|*L))``, ``s = 1`` when ``D = 0``.
 - :data:`CREDIT_ARMS`: the arm registry (O, B, M, E). A new arm is one function decorated with
   :func:`register_arm`; it maps a :class:`CreditInput` to the per-token auxiliary term.
@@ -26,6 +26,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
+
+from editcredit.grading.utility import utility
 
 __all__ = [
     "CREDIT_ARMS",
@@ -54,23 +56,6 @@ def _finite(name: str, value: float) -> float:
     if not math.isfinite(value):
         raise ValueError(f"{name} must be finite, got {value!r}")
     return value
-
-
-def utility(Y: float, F: float, G: float, f_weight: float = 0.25, g_weight: float = 0.25) -> float:
-    """Utility of one grading report: ``U = Y + f_weight*F - g_weight*G`` (METHOD §3).
-
-    ``Y`` = resolved (0/1), ``F`` = fraction of FAIL_TO_PASS tests passing (in [0, 1]),
-    ``G`` = 1 if any expected PASS_TO_PASS test does not pass, else 0. A missing or unparsable
-    report must be handled by the caller as an *unavailable* query, never as a zero here.
-    """
-    Y, F, G = _finite("Y", Y), _finite("F", F), _finite("G", G)
-    if Y not in (0.0, 1.0):
-        raise ValueError(f"Y must be 0 or 1, got {Y!r}")
-    if G not in (0.0, 1.0):
-        raise ValueError(f"G must be 0 or 1, got {G!r}")
-    if not 0.0 <= F <= 1.0:
-        raise ValueError(f"F must lie in [0, 1], got {F!r}")
-    return float(Y + _finite("f_weight", f_weight) * F - _finite("g_weight", g_weight) * G)
 
 
 def scale(D: float, m: int, L: int, lam: float, c: float) -> float:
