@@ -22,7 +22,6 @@ such tree, and ``final_patch() == patch_of(tree)``.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import tempfile
@@ -38,7 +37,7 @@ from editcredit.agent.bash_actions import (
     format_output,
     parse_bash_action,
 )
-from editcredit.agent.protocol import Environment, TurnRecord
+from editcredit.agent.protocol import Environment, TurnRecord, content_hash
 from editcredit.data.task import Task
 from editcredit.sandbox.base import SandboxError
 from editcredit.sandbox.docker_backend import LABEL, SANDBOX_UID, remove_container
@@ -89,10 +88,6 @@ class BashConfig:
     def __post_init__(self) -> None:
         if self.max_turns < 1 or self.output_limit < 2 or self.command_timeout_s <= 0:
             raise ValueError(f"bash env: bad budgets {self}")
-
-
-def content_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 class BashEnv(Environment):

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 
 from editcredit.agent.actions import FormatError, apply_edit, function_span, parse_action
-from editcredit.agent.protocol import Environment, TurnRecord
+from editcredit.agent.protocol import Environment, TurnRecord, content_hash
 from editcredit.data.task import Task
 from editcredit.grading.grader import GradingReport, grade_tree
 from editcredit.sandbox.base import Sandbox
 from editcredit.sandbox.patches import diff_trees
 
 MAX_FAILURES_SHOWN = 2
-
-
-def content_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def function_source(source: str, function: str) -> str:

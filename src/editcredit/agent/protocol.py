@@ -6,7 +6,11 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
+from editcredit.audit.hashing import sha256_text
 from editcredit.data.task import Task
+
+content_hash = sha256_text
+"""The hash of a file's content in the per-turn change record (path -> before/after)."""
 
 
 @dataclass

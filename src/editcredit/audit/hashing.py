@@ -1,4 +1,5 @@
-"""Streaming SHA256 helpers for parameter audits.
+"""SHA256 helpers: the hash of a text (every content hash of the project), and streaming hashes
+for parameter audits.
 
 ``sha256_file`` hashes a file in bounded chunks. ``OrderedHasher`` feeds buffers to SHA256
 objects on one background thread, in submission order; ``hashlib`` releases the GIL for large
@@ -13,7 +14,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Protocol
 
-__all__ = ["CHUNK_BYTES", "Digest", "OrderedHasher", "sha256_file"]
+__all__ = ["CHUNK_BYTES", "Digest", "OrderedHasher", "sha256_file", "sha256_text"]
 
 
 class Digest(Protocol):
@@ -26,6 +27,11 @@ class Digest(Protocol):
 
 #: read size for streaming hashes (within the 1-8 MiB range)
 CHUNK_BYTES = 4 * 1024 * 1024
+
+
+def sha256_text(text: str) -> str:
+    """Hex SHA256 of a text's UTF-8 bytes: the content hash of files, patches and canonical JSON."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def sha256_file(path: str | os.PathLike[str], chunk_bytes: int = CHUNK_BYTES) -> str:

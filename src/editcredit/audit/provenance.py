@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from editcredit import __version__
-from editcredit.audit.hashing import sha256_file
+from editcredit.audit.hashing import sha256_file, sha256_text
 
 __all__ = [
     "PARQUET_KEY",
@@ -74,7 +74,7 @@ def sha256_path(path: str | Path, file_hash: Callable[[Path], str] = sha256_file
 
 def config_hash(config: Any) -> str:
     text = json.dumps(config, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256_text(text)
 
 
 def code_version(repo: str | Path | None = None) -> dict[str, Any]:

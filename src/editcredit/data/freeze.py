@@ -3,7 +3,6 @@ task's canonical JSON). Reading back validates every row and names the bad row a
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import tempfile
@@ -15,6 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import ValidationError
 
+from editcredit.audit.hashing import sha256_text
 from editcredit.audit.provenance import atomic_write_text, sha256_file
 from editcredit.data.task import Task, canonical_json
 
@@ -117,7 +117,7 @@ def freeze(
     parquet = out_dir / "tasks.parquet"
     write_parquet(tasks, parquet)
     text = manifest_text(manifest_for(tasks, parquet, suite, generator))
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    digest = sha256_text(text)
     if expected_manifest_sha256 and digest != expected_manifest_sha256:
         parquet.unlink(missing_ok=True)
         raise FrozenSuiteError(

@@ -25,6 +25,7 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from editcredit.audit.hashing import sha256_text
 from editcredit.data.swebench_import import import_tasks
 from editcredit.data.task import Task
 from editcredit.sandbox.base import SandboxError
@@ -203,7 +204,7 @@ def image_context(repo: RepoInfo, ctx: Path, base_image: str, base_image_id: str
     dockerfile = f"FROM {base_image}\nCOPY repo/ {WORKDIR}/\nWORKDIR {WORKDIR}\n"
     (ctx / "Dockerfile").write_text(dockerfile, encoding="utf-8")
     recipe = {"base": base_image_id, "dockerfile": dockerfile, "files": files, "head": snapshot}
-    return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()
+    return sha256_text(json.dumps(recipe, sort_keys=True))
 
 
 def build_image(client, tag: str, ctx: Path, labels: dict[str, str]) -> str:

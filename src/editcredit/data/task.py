@@ -9,12 +9,13 @@ either inline (``files``: path -> text) or as a docker ``image`` holding the rep
 
 from __future__ import annotations
 
-import hashlib
 import json
 import posixpath
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from editcredit.audit.hashing import sha256_text
 
 
 class Task(BaseModel):
@@ -100,7 +101,7 @@ class Task(BaseModel):
         return canonical_json(self.model_dump(mode="json"))
 
     def sha256(self) -> str:
-        return hashlib.sha256(self.canonical_json().encode("utf-8")).hexdigest()
+        return sha256_text(self.canonical_json())
 
 
 def canonical_json(data: Any) -> str:

@@ -24,6 +24,7 @@ from editcredit.agent.minibugs_env import MinibugsEnv
 from editcredit.agent.reward import RewardComponents
 from editcredit.agent.rollout import RolloutConfig, run_episodes
 from editcredit.agent.trajectory import TRAJECTORY_SCHEMA, trajectory_row
+from editcredit.audit.hashing import sha256_text
 from editcredit.data.task import Task
 from editcredit.evaluation.faults import INFRA_ERRORS, CountingSandbox, EpisodeSandbox
 from editcredit.evaluation.ledger import AttemptKind
@@ -37,10 +38,6 @@ EVAL_TRAJECTORY_SCHEMA = TRAJECTORY_SCHEMA.append(pa.field("sample", pa.int16())
 
 def now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
-
-
-def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def rollout_key(model: str, evalset: str, instance_id: str, sample: int, index: int) -> str:

@@ -17,6 +17,7 @@ import threading
 from collections import Counter
 from typing import Any
 
+from editcredit.audit.hashing import sha256_text
 from editcredit.data.task import Task
 from editcredit.sandbox.base import SandboxError, SandboxReport
 from editcredit.sandbox.base import grade_selected as forward
@@ -121,7 +122,7 @@ class FaultySandbox:
         self._lock = threading.Lock()
 
     def _draw(self, task: Task, patch: str) -> float:
-        digest = hashlib.sha256(patch.encode("utf-8")).hexdigest()
+        digest = sha256_text(patch)
         with self._lock:
             key = (task.instance_id, digest)
             self._seen[key] += 1

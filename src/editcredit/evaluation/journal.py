@@ -10,7 +10,6 @@ complete) and never overwritten.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import threading
@@ -18,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from editcredit.audit.hashing import sha256_text
 from editcredit.data.task import canonical_json
 from editcredit.evaluation.slots import Attempt
 
@@ -29,7 +29,7 @@ class JournalError(ValueError):
 
 
 def journal_key(identity: Mapping[str, Any]) -> str:
-    return hashlib.sha256(canonical_json(dict(identity)).encode("utf-8")).hexdigest()
+    return sha256_text(canonical_json(dict(identity)))
 
 
 class Journal:

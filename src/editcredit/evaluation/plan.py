@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from editcredit.audit.hashing import sha256_text
 from editcredit.audit.provenance import PARQUET_KEY
 from editcredit.data.task import Task, canonical_json
 
@@ -100,7 +101,7 @@ def select_tasks(spec: EvalSetSpec, tasks: Sequence[Task]) -> list[Task]:
     """The eval set's tasks, sorted by instance id."""
     chosen = [t for t in tasks if t.split in spec.splits]
     if spec.max_tasks:
-        chosen.sort(key=lambda t: hashlib.sha256(t.instance_id.encode()).hexdigest())
+        chosen.sort(key=lambda t: sha256_text(t.instance_id))
         chosen = chosen[: spec.max_tasks]
     if not chosen:
         raise PlanError(

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import replace
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from editcredit.audit.hashing import sha256_text
 from editcredit.data.task import Task
 from editcredit.grading.utility import training_score
 from editcredit.grading.verdicts import RunEvidence, judge, sentinel_problems
@@ -70,7 +70,7 @@ def grade_patch(
 
 
 def _identity(task: Task, patch: str) -> dict[str, str]:
-    digest = hashlib.sha256(patch.encode("utf-8")).hexdigest()
+    digest = sha256_text(patch)
     return {"instance_id": task.instance_id, "patch_sha256": digest}
 
 

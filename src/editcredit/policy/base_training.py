@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import hashlib
 import json
 import random
 import re
@@ -25,6 +24,7 @@ from tqdm import tqdm
 from editcredit.agent.experts import expert_actions, run_expert_episode
 from editcredit.agent.minibugs_env import MinibugsEnv
 from editcredit.agent.search_expert import search_episode
+from editcredit.audit.hashing import sha256_text
 from editcredit.audit.identity import write_identity
 from editcredit.data.task import Task
 from editcredit.policy.chat import ChatIds
@@ -209,7 +209,7 @@ def augment_with_renames(
 
 def corpus_sha256(corpus: list[tuple[list[str], list[str]]]) -> str:
     text = json.dumps(corpus, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256_text(text)
 
 
 def train_base_model(
