@@ -114,8 +114,3 @@ def is_safe_relative_path(path: str) -> bool:
         return False
     norm = posixpath.normpath(path)
     return norm == path and norm != "." and not norm.startswith("..")
-
-
-def task_json_schema() -> dict[str, Any]:
-    """The JSON schema of the task record (documented in docs/task-schema.md)."""
-    return Task.model_json_schema()

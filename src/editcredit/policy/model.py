@@ -34,13 +34,6 @@ def new_model(config: Qwen2Config, seed: int) -> torch.nn.Module:
     return AutoModelForCausalLM.from_config(config, torch_dtype=torch.float32)
 
 
-def pick_device(gpus: int) -> torch.device:
-    """CUDA when the job was given a GPU and one is visible, else CPU."""
-    if gpus > 0 and torch.cuda.is_available():
-        return torch.device("cuda")
-    return torch.device("cpu")
-
-
 def enable_activation_checkpointing(model: torch.nn.Module) -> None:
     """Recompute every decoder layer's activations in the backward pass (non-reentrant), through
     whichever name this transformers version gives it."""

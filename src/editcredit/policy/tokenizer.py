@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast
@@ -46,7 +45,3 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int) -> PreTrainedTokenize
         model_max_length=4096,
         clean_up_tokenization_spaces=False,
     )
-
-
-def save_tokenizer(tokenizer: PreTrainedTokenizerFast, out_dir: Path) -> None:
-    tokenizer.save_pretrained(str(out_dir))
