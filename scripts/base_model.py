@@ -1,6 +1,6 @@
 """Rule base_model: train the tiny default from scripted experts, or import a local model."""
 
-from editcredit.policy.base_job import base_model_job
+from editcredit.agent.base_job import base_model_job
 from editcredit.workflow import logged
 
 with logged(snakemake.log[0]):  # noqa: F821 - injected by Snakemake

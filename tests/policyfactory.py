@@ -63,7 +63,8 @@ def train_toy_policy(out: Path, sandbox, give_up: float = 0.0, sft_steps: int = 
     where RL has a certain way up (edit first)."""
     import random
 
-    from editcredit.policy.base_training import expert_corpus, fit_base_model
+    from editcredit.agent.expert_corpus import expert_corpus
+    from editcredit.policy.base_training import fit_base_model
 
     cfg = {
         "seed": 0,

@@ -140,7 +140,7 @@ def test_rename_rate_replaces_episodes_in_place(prob, renamed):
 def test_seed_identifiers_name_the_function_first():
     from taskfactory import make_calc_task
 
-    from editcredit.policy.base_training import seed_identifiers
+    from editcredit.agent.expert_corpus import seed_identifiers
 
     assert seed_identifiers(make_calc_task()) == ["add"]  # a, b: one letter, kept
 
@@ -148,7 +148,7 @@ def test_seed_identifiers_name_the_function_first():
 def test_memo_sandbox_grades_each_tree_once():
     from taskfactory import make_calc_task
 
-    from editcredit.policy.base_training import MemoSandbox
+    from editcredit.agent.expert_corpus import MemoSandbox
 
     calls = []
 

@@ -1,18 +1,17 @@
-"""The base_model job: train the tiny default, or import a local HF directory, with receipt."""
+"""The base model's inputs and the import_model job: the training tasks of a suite, and a local
+HF directory linked in with its receipt. Training the tiny default is
+:func:`editcredit.agent.base_job.base_model_job` (its experts play the agent's environment)."""
 
 from __future__ import annotations
 
 import json
 import os
 import shutil
-import time
 from pathlib import Path
 from typing import Any
 
 from editcredit.audit.identity import write_identity
 from editcredit.data.freeze import load_tasks
-from editcredit.policy.devices import bind_gpus
-from editcredit.sandbox.pool import SandboxPool
 
 HF_FILES = (
     "config.json",
@@ -48,28 +47,3 @@ def import_model(source: str, out_dir: Path, cfg: dict[str, Any]) -> None:
             except OSError:
                 shutil.copy2(path, dest)
     write_identity(out_dir, config=cfg, extra={"imported_from": str(src.resolve())})
-
-
-def base_model_job(
-    model_cfg: dict[str, Any],
-    agent_cfg: dict[str, Any],
-    sandbox_cfg: dict[str, Any],
-    tasks_path: str | None,
-    controls_path: str | None,
-    out_dir: str,
-    gpus: int,
-) -> None:
-    out = Path(out_dir)
-    from editcredit.policy.base_training import expert_corpus, fit_base_model
-
-    device = bind_gpus(int(gpus))
-    tasks = training_tasks(tasks_path, controls_path)
-    print(f"training the base policy on {len(tasks)} train tasks ({device})")
-    workers = int(sandbox_cfg["workers"])
-    start = time.monotonic()
-    experts = {**model_cfg["experts"], "seed": model_cfg["seed"]}
-    with SandboxPool(sandbox_cfg["backend"], sandbox_cfg, workers) as pool:  # experts only
-        corpus, names = expert_corpus(tasks, pool, experts, int(agent_cfg["max_turns"]), workers)
-    seconds = time.monotonic() - start
-    stats = fit_base_model(corpus, names, model_cfg, out, device, len(tasks), seconds)
-    print(json.dumps(stats, indent=1))

@@ -1,0 +1,40 @@
+"""The base_model job: the experts' corpus on the training tasks, then the tiny default fitted on
+it (:mod:`editcredit.policy.base_training`), written with its receipt."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from editcredit.agent.expert_corpus import expert_corpus
+from editcredit.policy.base_job import training_tasks
+from editcredit.policy.base_training import fit_base_model
+from editcredit.policy.devices import bind_gpus
+from editcredit.sandbox.pool import SandboxPool
+
+
+def base_model_job(
+    model_cfg: dict[str, Any],
+    agent_cfg: dict[str, Any],
+    sandbox_cfg: dict[str, Any],
+    tasks_path: str | None,
+    controls_path: str | None,
+    out_dir: str,
+    gpus: int,
+) -> None:
+    """Rule base_model: expert episodes on the suite's training tasks, then the tiny LM fitted
+    on them (an HF directory with its identity receipt in ``out_dir``)."""
+    out = Path(out_dir)
+    device = bind_gpus(int(gpus))
+    tasks = training_tasks(tasks_path, controls_path)
+    print(f"training the base policy on {len(tasks)} train tasks ({device})")
+    workers = int(sandbox_cfg["workers"])
+    start = time.monotonic()
+    experts = {**model_cfg["experts"], "seed": model_cfg["seed"]}
+    with SandboxPool(sandbox_cfg["backend"], sandbox_cfg, workers) as pool:  # experts only
+        corpus, names = expert_corpus(tasks, pool, experts, int(agent_cfg["max_turns"]), workers)
+    seconds = time.monotonic() - start
+    stats = fit_base_model(corpus, names, model_cfg, out, device, len(tasks), seconds)
+    print(json.dumps(stats, indent=1))

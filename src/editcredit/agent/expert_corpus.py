@@ -1,0 +1,116 @@
+"""The expert corpus of the embedded default's base policy: scripted experts (the oracle, or the
+searching expert that sees only what the agent sees) play the real environment on the train
+tasks; each episode's (observations, actions) and its seed function's identifiers.
+:func:`editcredit.policy.base_training.fit_base_model` trains the tiny LM on it.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import random
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from tqdm import tqdm
+
+from editcredit.agent.experts import expert_actions, run_expert_episode
+from editcredit.agent.minibugs_env import MinibugsEnv
+from editcredit.agent.search_expert import search_episode
+from editcredit.data.task import Task
+from editcredit.sandbox.base import grade_selected
+
+
+class MemoSandbox:
+    """A sandbox that grades each (task, patch) once: expert episodes of one task reach the
+    same trees again and again (the gold tree above all), and tests are deterministic."""
+
+    def __init__(self, sandbox) -> None:
+        self.sandbox = sandbox
+        self._cache: dict[tuple[str, str, tuple[str, ...]], Any] = {}
+        self._lock = threading.Lock()
+
+    def grade(self, task: Task, patch: str, select: list[str] | None = None):
+        key = (task.instance_id, patch, tuple(select or ()))
+        with self._lock:
+            if key in self._cache:
+                return self._cache[key]
+        report = grade_selected(self.sandbox, task, patch, select)
+        with self._lock:
+            self._cache.setdefault(key, report)
+        return report
+
+
+def expert_corpus(
+    tasks: list[Task], sandbox, cfg: dict[str, Any], max_turns: int, workers: int
+) -> tuple[list[tuple[list[str], list[str]]], list[list[str]]]:
+    """Expert episodes (observations, actions), played through the real environment, and
+    the identifiers of each episode's seed function (its name first)."""
+    if cfg.get("kind", "oracle") == "search":
+        return search_corpus(tasks, sandbox, cfg, max_turns, workers)
+    jobs = []
+    style = str(cfg.get("fragment_style", "minimal"))
+    for task in tasks:
+        for k in range(int(cfg["episodes_per_task"])):
+            rng = random.Random(f"{cfg['seed']}:{task.instance_id}:{k}")
+            actions = expert_actions(
+                task, rng, float(cfg["detour_prob"]), float(cfg["run_prob"]), style
+            )
+            if actions:
+                jobs.append((task, actions))
+    memo = MemoSandbox(sandbox)
+    with ThreadPoolExecutor(workers) as ex:
+        episodes = list(
+            ex.map(lambda job: run_expert_episode(MinibugsEnv(memo, max_turns), *job), jobs)
+        )
+    return episodes, [seed_identifiers(task) for task, _ in jobs]
+
+
+def search_corpus(
+    tasks: list[Task], sandbox, cfg: dict[str, Any], max_turns: int, workers: int
+) -> tuple[list[tuple[list[str], list[str]]], list[list[str]]]:
+    """Episodes of the searching expert (it sees only what the agent sees), played through
+    the real environment, and each episode's seed-function identifiers."""
+    weights = {str(k): float(v) for k, v in cfg["search_weights"].items()}
+    pool = int(cfg.get("search_pool", 0))
+    style = str(cfg.get("fragment_style", "minimal"))
+    jobs = [
+        (task, random.Random(f"{cfg['seed']}:{task.instance_id}:{k}"))
+        for task in tasks
+        for k in range(int(cfg["episodes_per_task"]))
+    ]
+    memo = MemoSandbox(sandbox)
+
+    def play(job):
+        task, rng = job
+        env = MinibugsEnv(memo, max_turns)
+        return search_episode(env, task, rng, weights, max_turns, style, pool, str(cfg["seed"]))
+
+    with ThreadPoolExecutor(workers) as ex:
+        episodes = list(tqdm(ex.map(play, jobs), total=len(jobs), desc="experts", mininterval=5))
+    kept = [(e, seed_identifiers(t)) for e, (t, _) in zip(episodes, jobs, strict=True) if e[1]]
+    return [e for e, _ in kept], [n for _, n in kept]
+
+
+def seed_identifiers(task: Task) -> list[str]:
+    """The seed function's name, then its parameters and local names of two or more
+    characters (what renaming augmentation may change)."""
+    module, _, function = task.meta["seed_function"].partition(".")
+    names = [function]
+    try:
+        tree = ast.parse(task.files[f"{module}.py"])
+    except (KeyError, SyntaxError, TypeError):
+        return names
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == function:
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.arg):
+                    name = sub.arg
+                elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                    name = sub.id
+                else:
+                    continue
+                if len(name) >= 2 and name not in names and not hasattr(builtins, name):
+                    names.append(name)
+    return names
