@@ -340,7 +340,7 @@ def cost_benchmarks(wildcards):
         "eval_plan": [{}],
         "eval_model": evals,
         "eval_model_scores": evals,
-        "eval_scores": [dict(evalset=e) for e in SETTINGS.stats.evalsets],
+        "evalset_scores": [dict(evalset=e) for e in SETTINGS.stats.evalsets],
         "paired": comparisons,
         "compare": comparisons,
         "training_analysis": [dict(arm=arm) for arm in plan],

@@ -3,22 +3,22 @@
 # gate, the tables and the paper.
 
 
-rule eval_scores:
+rule evalset_scores:
     input:
         slots=evalset_slots,
     output:
         "results/stats/scores/{evalset}.json",
     log:
-        "logs/eval_scores/{evalset}.log",
+        "logs/evalset_scores/{evalset}.log",
     benchmark:
-        "results/benchmarks/eval_scores/{evalset}.tsv"
+        "results/benchmarks/evalset_scores/{evalset}.tsv"
     wildcard_constraints:
         evalset=names_regex(config["stats"]["evalsets"]),
     conda:
         "../envs/editcredit.yaml"
     resources:
         gpu=0,
-        mem_mb=mem_mb("eval_scores", 2000),
+        mem_mb=mem_mb("evalset_scores", 2000),
     params:
         n_samples=lambda wc: evalset_samples(wc.evalset),
     script:

@@ -64,7 +64,7 @@ def test_patterns_and_builders_agree():
     assert layout.stats_paired("M-B") == "results/stats/paired/M-B.json"
     assert layout.stats_scores("holdout") == "results/stats/scores/holdout.json"
     assert layout.stats_training("M") == "results/stats/training/M.json"
-    assert layout.eval_scores("base", "broad") == "results/eval/base/broad/scores.json"
+    assert layout.eval_model_scores("base", "broad") == "results/eval/base/broad/scores.json"
     assert layout.frozen_tasks("minibugs") == "data/frozen/minibugs/tasks.parquet"
     assert layout.controls_summary("minibugs") == "results/controls/minibugs/summary.json"
 

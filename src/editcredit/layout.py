@@ -155,7 +155,7 @@ def eval_slots(model: str, evalset: str) -> str:
     return EVAL_SLOTS.format(model=model, evalset=evalset)
 
 
-def eval_scores(model: str, evalset: str) -> str:
+def eval_model_scores(model: str, evalset: str) -> str:
     return EVAL_SCORES.format(model=model, evalset=evalset)
 
 

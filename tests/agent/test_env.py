@@ -108,7 +108,7 @@ def test_observations_never_show_the_sandbox_work_directory(message, shown):
 
 
 def test_infrastructure_failures_of_the_episodes_test_runs_are_counted(local_sandbox):
-    from editcredit.evaluation.faults import FaultySandbox
+    from editcredit.evaluation.sandboxes import FaultySandbox
 
     env = MinibugsEnv(FaultySandbox(local_sandbox, rate=1.0), max_turns=6)
     env.reset(make_calc_task())

@@ -12,9 +12,9 @@ from evalfakes import FakeChat, ScriptedGenerator, by_task, calc_tasks, submit_o
 
 from editcredit.audit.provenance import read_provenance
 from editcredit.data.freeze import write_parquet
-from editcredit.evaluation.faults import CountingSandbox
 from editcredit.evaluation.job import eval_model_job, plan_job, scores_job
 from editcredit.evaluation.ledger import INFRA_AFTER_PATCH, INFRA_BEFORE_PATCH, UNRESOLVED_VERDICT
+from editcredit.evaluation.sandboxes import CountingSandbox
 
 AGENT = {"max_turns": 4, "max_new_tokens": 8, "max_context_tokens": 4096, "temperature": 1.0}
 GRADING = {"f_weight": 0.25, "g_weight": 0.25}

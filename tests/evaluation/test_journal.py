@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from editcredit.evaluation.faults import FaultySandbox
 from editcredit.evaluation.journal import Journal, JournalError
+from editcredit.evaluation.sandboxes import FaultySandbox
 from editcredit.evaluation.slots import Attempt
 
 

@@ -156,7 +156,7 @@ def test_a_rerun_of_a_finished_slice_loads_no_policy_and_makes_no_attempt(tmp_pa
 def test_docker_grading_with_injected_faults_settles_every_slot_within_the_limits(
     tmp_path, docker_sandbox
 ):
-    from editcredit.evaluation.faults import FaultySandbox
+    from editcredit.evaluation.sandboxes import FaultySandbox
 
     tasks = calc_tasks(4)
     slots = [(t.instance_id, k) for t in tasks for k in range(2)]

@@ -10,7 +10,7 @@ from fake_results import FIGURES, FakeSpec, control_path, run_names, write_fake_
 
 from editcredit.report.jobs import figures_job, tables_job
 from editcredit.stats.comparisons import comparison_specs
-from editcredit.stats.jobs import eval_scores_job, gate_job, paired_job, training_job
+from editcredit.stats.jobs import evalset_scores_job, gate_job, paired_job, training_job
 
 REPO = Path(__file__).resolve().parents[2]
 STATS = {
@@ -38,7 +38,7 @@ def build_all(root: Path, spec: FakeSpec, stats: dict = STATS) -> dict:
         runs = run_names(spec)
         steps = range(spec.segment_steps, spec.endpoint_step + 1, spec.segment_steps)
         slots = {m: f"results/eval/{m}/{spec.evalset}/slots.parquet" for m in ["base", *runs]}
-        eval_scores_job(
+        evalset_scores_job(
             list(slots.values()), "results/stats/scores/holdout.json", "holdout", config
         )
         specs = comparison_specs(stats, spec.plan)

@@ -26,8 +26,8 @@ from editcredit.agent.rollout import RolloutConfig, run_episodes
 from editcredit.agent.trajectory import TRAJECTORY_SCHEMA, trajectory_row
 from editcredit.audit.hashing import sha256_text
 from editcredit.data.task import Task
-from editcredit.evaluation.faults import INFRA_ERRORS, CountingSandbox, EpisodeSandbox
 from editcredit.evaluation.ledger import AttemptKind
+from editcredit.evaluation.sandboxes import INFRA_ERRORS, CountingSandbox, EpisodeSandbox
 from editcredit.evaluation.slots import Attempt, TrajectoryRef
 from editcredit.grading.grader import GradingReport, grade_patch
 

@@ -19,7 +19,6 @@ from editcredit.agent.rollout import RolloutConfig
 from editcredit.audit.provenance import atomic_write_text, provenance, write_result_json
 from editcredit.data.freeze import load_tasks
 from editcredit.data.task import Task
-from editcredit.evaluation.faults import FaultySandbox
 from editcredit.evaluation.journal import Journal, journal_key
 from editcredit.evaluation.ledger import Limits
 from editcredit.evaluation.plan import (
@@ -34,6 +33,7 @@ from editcredit.evaluation.plan import (
 )
 from editcredit.evaluation.predictions import write_predictions
 from editcredit.evaluation.runner import SliceSettings, run_slots
+from editcredit.evaluation.sandboxes import FaultySandbox
 from editcredit.evaluation.scoring import scores_record
 from editcredit.evaluation.slots import TaskSlots, slot_record, slots_rows, write_slots_parquet
 from editcredit.sandbox.base import grade_selected

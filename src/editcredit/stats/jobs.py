@@ -24,7 +24,7 @@ from editcredit.stats.comparisons import (
 from editcredit.stats.loaders import read_metrics, read_rollouts, read_slots, training_tasks
 from editcredit.stats.training import training_record
 
-__all__ = ["eval_scores_job", "gate_job", "paired_job", "segment_files", "training_job"]
+__all__ = ["evalset_scores_job", "gate_job", "paired_job", "segment_files", "training_job"]
 
 log = logging.getLogger(__name__)
 
@@ -45,14 +45,14 @@ def segment_files(segments: Sequence[str | Path], name: str) -> dict[str, list[P
     return {run: [p for _, p in sorted(items)] for run, items in out.items()}
 
 
-def eval_scores_job(
+def evalset_scores_job(
     slots: Sequence[str | Path],
     out: str | Path,
     evalset: str,
     config: Any,
     n_samples: int | None = None,
 ) -> None:
-    """Rule eval_scores: every model's score (or bounds) on one eval set."""
+    """Rule evalset_scores: every model's score (or bounds) on one eval set."""
     tables = {_model_of(p): read_slots(p) for p in slots}
     record = evalset_scores_record(evalset, tables, n_samples)
     for model, s in record["models"].items():
