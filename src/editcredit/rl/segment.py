@@ -124,20 +124,41 @@ def play_step(
     return rows, queries, seconds, cursor
 
 
-def train_segment(
-    spec: SegmentSpec,
-    cfg: TrainConfig,
-    pool: list[Task],
-    workers: WorkerPool,
-    health_cfg: dict[str, Any],
-    device: torch.device,
-    log=print,
-) -> dict[str, Any]:
-    """Run ``spec.steps`` steps and write ``spec.out_dir``; return the segment receipt."""
+@dataclass
+class Trainer:
+    """What a segment trains and carries from step to step: the model and its optimiser, the
+    data cursor, the health monitor, and the parameters it started from."""
+
+    model: torch.nn.Module
+    optimizer: torch.optim.Optimizer
+    cursor: DataCursor
+    monitor: HealthMonitor
+    initial: dict[str, torch.Tensor]
+    parameters: int
+
+    def changed_tensors(self) -> int:
+        """How many parameter tensors differ from the segment's start."""
+        return sum(
+            not torch.equal(self.initial[k], v.detach()) for k, v in self.model.named_parameters()
+        )
+
+
+@dataclass
+class StepRecords:
+    """What one step leaves for the segment's files: rollout rows, credit ledger, metrics."""
+
+    rows: list[dict[str, Any]]
+    ledger: list[dict[str, Any]]
+    metrics: dict[str, Any]
+
+
+def start_trainer(
+    spec: SegmentSpec, cfg: TrainConfig, health_cfg: dict[str, Any], device: torch.device
+) -> Trainer:
+    """The model, optimiser, cursor and monitor where the previous segment left them (or fresh
+    from the base model at step 0, seeded by the run's seed)."""
     from transformers import AutoModelForCausalLM
 
-    started = time.monotonic()
-    by_id = {t.instance_id: t for t in pool}
     opt_state, state = load_state(spec.start_state)
     if spec.start_state is None:
         torch.manual_seed(cfg.seed)
@@ -149,7 +170,6 @@ def train_segment(
     if opt_state is not None:
         optimizer.load_state_dict(opt_state)
     initial = {k: v.detach().clone() for k, v in model.named_parameters()}  # tied: once
-    parameters = sum(v.numel() for v in initial.values())
     cursor = DataCursor.from_dict(state["cursor"]) if state else DataCursor(cfg.seed)
     monitor = HealthMonitor(
         int(health_cfg["unavailable_streak"]),
@@ -157,57 +177,85 @@ def train_segment(
         float(health_cfg["min_availability"]),
     )
     monitor.restore(state.get("health", {}))
-    all_rows, ledger, metrics = [], [], []
-    for step in range(spec.start_step + 1, spec.start_step + spec.steps + 1):
-        workers.set_weights(model.state_dict())
-        rows, queries, seconds, cursor = play_step(spec.run, step, cursor, by_id, cfg, workers)
-        credit = assemble_step(
-            rows,
-            queries,
-            run=spec.run,
-            arm=cfg.arm,
-            lam=cfg.credit_lambda,
-            c=cfg.credit_c,
-            normalize_std=cfg.normalize_std,
-            zero_variance_filter=cfg.zero_variance_filter,
-        )
-        t0 = time.monotonic()
-        sequences = [
-            UpdateSequence(r["token_ids"], r["logprobs"], v, a, r["instance_id"])
-            for r, v, a in zip(rows, credit.valid, credit.advantages, strict=True)
-        ]
-        update = step_update(
-            model,
-            optimizer,
-            sequences,
-            mini_batches=cfg.mini_batches,
-            epochs=cfg.epochs,
-            policy_loss=cfg.policy_loss,
-            loss_aggregation=cfg.loss_aggregation,
-            ppo_clip=cfg.ppo_clip,
-            dppo_delta=cfg.dppo_delta,
-            temperature=cfg.temperature,
-            micro_batch_size=cfg.micro_batch_size,
-            max_grad_norm=cfg.max_grad_norm,
-            micro_batch_tokens=cfg.micro_batch_tokens,
-        )
-        seconds["update"] = time.monotonic() - t0
-        attempted = [
-            row["available"] for row in credit.ledger if row["reason"] != "not queried (rate)"
-        ]
-        alerts = monitor.observe(attempted)
-        for alert in alerts:
-            log(f"ALERT {spec.run} step {step}: {alert}")
-        m = step_metrics(spec.run, step, rows, credit, update, seconds, alerts, parameters)
-        log(
-            f"{spec.run} step {step}: reward {m['reward_mean']:.3f} pass {m['pass_rate']:.2f} "
-            f"entropy {m['entropy']:.3f} grad {m['grad_norm']:.3f} CF {m['cf_available']}/"
-            f"{m['cf_sent']} (non-zero {m['cf_nonzero']}) credit L1 {m['credit_mass_l1']:.3f}"
-        )
-        all_rows += rows
-        ledger += credit.ledger
-        metrics.append(m)
-    changed = sum(not torch.equal(initial[k], v.detach()) for k, v in model.named_parameters())
+    parameters = sum(v.numel() for v in initial.values())
+    return Trainer(model, optimizer, cursor, monitor, initial, parameters)
+
+
+def policy_update(trainer: Trainer, rows, credit, cfg: TrainConfig) -> dict[str, Any]:
+    """The optimiser step(s) of one step on its rollouts and their credited advantages."""
+    sequences = [
+        UpdateSequence(r["token_ids"], r["logprobs"], v, a, r["instance_id"])
+        for r, v, a in zip(rows, credit.valid, credit.advantages, strict=True)
+    ]
+    return step_update(
+        trainer.model,
+        trainer.optimizer,
+        sequences,
+        mini_batches=cfg.mini_batches,
+        epochs=cfg.epochs,
+        policy_loss=cfg.policy_loss,
+        loss_aggregation=cfg.loss_aggregation,
+        ppo_clip=cfg.ppo_clip,
+        dppo_delta=cfg.dppo_delta,
+        temperature=cfg.temperature,
+        micro_batch_size=cfg.micro_batch_size,
+        max_grad_norm=cfg.max_grad_norm,
+        micro_batch_tokens=cfg.micro_batch_tokens,
+    )
+
+
+def train_step(
+    spec: SegmentSpec,
+    step: int,
+    trainer: Trainer,
+    by_id: dict[str, Task],
+    cfg: TrainConfig,
+    workers: WorkerPool,
+    log=print,
+) -> StepRecords:
+    """One GRPO step: play the step's groups with the current weights, assemble advantages with
+    the arm's credit, update the policy, watch the health alerts, record the metrics."""
+    workers.set_weights(trainer.model.state_dict())
+    rows, queries, seconds, trainer.cursor = play_step(
+        spec.run, step, trainer.cursor, by_id, cfg, workers
+    )
+    credit = assemble_step(
+        rows,
+        queries,
+        run=spec.run,
+        arm=cfg.arm,
+        lam=cfg.credit_lambda,
+        c=cfg.credit_c,
+        normalize_std=cfg.normalize_std,
+        zero_variance_filter=cfg.zero_variance_filter,
+    )
+    t0 = time.monotonic()
+    update = policy_update(trainer, rows, credit, cfg)
+    seconds["update"] = time.monotonic() - t0
+    attempted = [row["available"] for row in credit.ledger if row["reason"] != "not queried (rate)"]
+    alerts = trainer.monitor.observe(attempted)
+    for alert in alerts:
+        log(f"ALERT {spec.run} step {step}: {alert}")
+    m = step_metrics(spec.run, step, rows, credit, update, seconds, alerts, trainer.parameters)
+    log(
+        f"{spec.run} step {step}: reward {m['reward_mean']:.3f} pass {m['pass_rate']:.2f} "
+        f"entropy {m['entropy']:.3f} grad {m['grad_norm']:.3f} CF {m['cf_available']}/"
+        f"{m['cf_sent']} (non-zero {m['cf_nonzero']}) credit L1 {m['credit_mass_l1']:.3f}"
+    )
+    return StepRecords(rows, credit.ledger, m)
+
+
+def segment_receipt(
+    spec: SegmentSpec,
+    cfg: TrainConfig,
+    rows: list[dict[str, Any]],
+    metrics: list[dict[str, Any]],
+    changed: int,
+    started: float,
+    device: torch.device,
+) -> dict[str, Any]:
+    """The segment's receipt: its steps, changed tensors, alerts, timing, and at the first
+    segment of a run the gate of METHOD §5."""
     receipt = {
         "run": spec.run,
         "arm": cfg.arm,
@@ -221,15 +269,39 @@ def train_segment(
         "device": str(device),
     }
     if spec.start_state is None:
-        receipt["first_segment_gate"] = first_segment_gate(cfg.arm, all_rows, metrics, changed)
+        receipt["first_segment_gate"] = first_segment_gate(cfg.arm, rows, metrics, changed)
+    return receipt
+
+
+def train_segment(
+    spec: SegmentSpec,
+    cfg: TrainConfig,
+    pool: list[Task],
+    workers: WorkerPool,
+    health_cfg: dict[str, Any],
+    device: torch.device,
+    log=print,
+) -> dict[str, Any]:
+    """Run ``spec.steps`` steps and write ``spec.out_dir``; return the segment receipt."""
+    started = time.monotonic()
+    by_id = {t.instance_id: t for t in pool}
+    trainer = start_trainer(spec, cfg, health_cfg, device)
+    all_rows, ledger, metrics = [], [], []
+    for step in range(spec.start_step + 1, spec.start_step + spec.steps + 1):
+        records = train_step(spec, step, trainer, by_id, cfg, workers, log)
+        all_rows += records.rows
+        ledger += records.ledger
+        metrics.append(records.metrics)
+    changed = trainer.changed_tensors()
+    receipt = segment_receipt(spec, cfg, all_rows, metrics, changed, started, device)
     save_segment(
         spec.out_dir,
-        model,
+        trainer.model,
         spec.start_model,
-        optimizer,
+        trainer.optimizer,
         {
-            "cursor": cursor.to_dict(),
-            "health": monitor.state(),
+            "cursor": trainer.cursor.to_dict(),
+            "health": trainer.monitor.state(),
             "step": spec.start_step + spec.steps,
         },
         {
