@@ -75,6 +75,18 @@ def test_same_seed_same_tokens_and_logprobs_are_exact(saved):
         assert out.logprobs == pytest.approx(expected, abs=1e-4)
 
 
+def test_generation_passes_the_cache_without_deprecation_warnings(saved):
+    """The KV cache goes under this transformers version's argument name: no FutureWarning
+    about ``past_key_values`` on every decoding step."""
+    import warnings
+
+    gen, chat, _ = _generator(saved)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        gen.generate([chat.observation_ids("run the tests", True)], 6, 1.0, seed=3)
+    assert not [w for w in caught if "past_key_values" in str(w.message)]
+
+
 def test_temperature_must_be_positive(saved):
     gen, chat, _ = _generator(saved)
     with pytest.raises(ValueError):

@@ -8,7 +8,6 @@ distribution (logits / temperature), recorded at sampling time for every generat
 from __future__ import annotations
 
 import inspect
-import warnings
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -42,15 +41,13 @@ class TransformersGenerator:
         self._cache_arg = "cache" if "cache" in params else "past_key_values"
 
     def _forward(self, cache, **kwargs):
+        """One cached forward: the last position's logits and the updated KV cache, passed and
+        read under this transformers version's name (``cache``, formerly ``past_key_values``,
+        which now warns on every call)."""
         if cache is not None:
             kwargs[self._cache_arg] = cache
-        with warnings.catch_warnings():
-            # transformers 5.x warns about its own internal past_key_values spelling
-            warnings.filterwarnings("ignore", message=".*past_key_values.*")
-            out = self.model(use_cache=True, **kwargs)
-        new_cache = getattr(out, "cache", None)
-        if new_cache is None:
-            new_cache = out.past_key_values
+        out = self.model(use_cache=True, **kwargs)
+        new_cache = out.get("cache") if self._cache_arg == "cache" else out.past_key_values
         return out.logits[:, -1, :], new_cache
 
     @property
@@ -71,9 +68,9 @@ class TransformersGenerator:
         ids, mask, positions = left_padded(prompts, self.pad_id, device)
         was_training = self.model.training
         self.model.eval()
-        out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True)
-        past = out.past_key_values
-        logits = out.logits[:, -1, :]
+        logits, past = self._forward(
+            None, input_ids=ids, attention_mask=mask, position_ids=positions
+        )
         next_pos = positions[:, -1] + 1
         done = torch.zeros(len(prompts), dtype=torch.bool, device=device)
         tokens: list[torch.Tensor] = []
@@ -88,15 +85,12 @@ class TransformersGenerator:
             if bool(done.all()):
                 break
             mask = torch.cat([mask, (~done).long()[:, None] | 1], dim=-1)
-            out = self.model(
+            logits, past = self._forward(
+                past,
                 input_ids=sample[:, None],
                 attention_mask=mask,
                 position_ids=next_pos[:, None],
-                past_key_values=past,
-                use_cache=True,
             )
-            past = out.past_key_values
-            logits = out.logits[:, -1, :]
             next_pos = next_pos + 1
         self.model.train(was_training)
         return self._collect(tokens, logps)
