@@ -65,7 +65,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         patch = _read_patch(args.patch)
     else:
         patch = ""  # the empty control: run the base tree's tests
-    grading = config.get("grading", {})
+    grading = config["grading"]  # validated: the schema filled its defaults
     book = None
     if args.controls:
         from editcredit.sandbox.limits import GoldTimesBook, load_gold_times
@@ -78,7 +78,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
             raise UsageError(f"--controls: {exc}") from None
     with make_sandbox(args.backend, config["sandbox"], book) as sandbox:
         report = grade_tree(
-            task, patch, sandbox, grading.get("f_weight", 0.25), grading.get("g_weight", 0.25)
+            task, patch, sandbox, grading["f_weight"], grading["g_weight"]
         )
     print(json.dumps(report.model_dump(mode="json"), indent=2, sort_keys=True))
     return 0

@@ -11,7 +11,7 @@ from editcredit.evaluation.ledger import Limits
 from editcredit.evaluation.runner import SliceSettings, run_slots
 from editcredit.sandbox.base import SandboxError
 
-ROLLOUT = RolloutConfig(max_turns=4, max_new_tokens=8, max_context_tokens=4096)
+ROLLOUT = RolloutConfig(max_turns=4, max_new_tokens=8, max_context_tokens=4096, temperature=1.0)
 
 
 def settings(**kw):

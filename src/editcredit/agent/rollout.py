@@ -20,12 +20,13 @@ from editcredit.policy.generation import Generator
 
 @dataclass(frozen=True)
 class RolloutConfig:
-    """Budgets and sampling of one episode."""
+    """Budgets and sampling of one episode: the config's ``agent`` section (no defaults here;
+    config/schema.yaml holds them)."""
 
-    max_turns: int = 6
-    max_new_tokens: int = 48
-    max_context_tokens: int = 1024
-    temperature: float = 1.0
+    max_turns: int
+    max_new_tokens: int
+    max_context_tokens: int
+    temperature: float
 
 
 @dataclass

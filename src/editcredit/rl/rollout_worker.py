@@ -97,8 +97,8 @@ class RolloutWorker:
         )
         self.rollout = RolloutConfig(**agent_cfg)
         self.reward_cfg = reward_cfg
-        self.f_weight = float(grading_cfg.get("f_weight", 0.25))
-        self.g_weight = float(grading_cfg.get("g_weight", 0.25))
+        self.f_weight = float(grading_cfg["f_weight"])  # the schema's default, never one here
+        self.g_weight = float(grading_cfg["g_weight"])
         self.sandbox = make_sandbox(sandbox_cfg["backend"], sandbox_cfg)
 
     def set_weights(self, state_dict: dict[str, torch.Tensor]) -> None:

@@ -14,17 +14,18 @@ def make_sandbox(
     backend: str, cfg: dict[str, Any], gold_times: GoldTimesBook | None = None
 ) -> Sandbox:
     """``backend`` is 'docker' or 'local'; ``cfg`` is the config's sandbox section;
-    ``gold_times`` the tasks' gold-run times (shared by a pool; measured where missing)."""
-    factor = float(cfg.get("timeout_factor", 1.0))
+    ``gold_times`` the tasks' gold-run times (shared by a pool; measured where missing).
+    Values come from the validated config (config/schema.yaml holds the defaults)."""
+    factor = float(cfg["timeout_factor"])
     limits = LimitSettings.from_config(cfg.get("test_limits"))
     if backend == "docker":
         from editcredit.sandbox.docker_backend import DockerSandbox
 
         return DockerSandbox(
             image=cfg["image"],
-            mode=cfg.get("docker_mode", "warm"),
-            mem_limit=cfg.get("mem_limit", "1g"),
-            pids_limit=int(cfg.get("pids_limit", 256)),
+            mode=cfg["docker_mode"],
+            mem_limit=cfg["mem_limit"],
+            pids_limit=int(cfg["pids_limit"]),
             timeout_factor=factor,
             limits=limits,
             gold_times=gold_times,
