@@ -34,8 +34,8 @@ include: "rules/report.smk"
 rule all:
     default_target: True
     input:
-        expand("results/controls/{suite}/summary.json", suite=config["suites"]),
+        suite_summaries(),
         endpoint_segments(),
-        "results/audits/summary.parquet",
+        layout.AUDIT_SUMMARY,
         eval_targets(),
-        "paper/main.pdf",
+        layout.PAPER_PDF,

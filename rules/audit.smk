@@ -3,11 +3,11 @@
 
 rule audit_params:
     input:
-        ckpt="runs/{run}/step_{step}",
+        ckpt=layout.SEGMENT,
         base=base_model_dir(),
         previous=previous_segment,
     output:
-        "results/audits/{run}/step_{step}.json",
+        layout.AUDIT,
     log:
         "logs/audit_params/{run}/step_{step}.log",
     benchmark:
@@ -29,12 +29,12 @@ rule audit_params:
 rule audit_summary:
     input:
         expand(
-            "results/audits/{run}/step_{step}.json",
+            layout.AUDIT,
             run=run_names(),
             step=segment_ends(),
         ),
     output:
-        "results/audits/summary.parquet",
+        layout.AUDIT_SUMMARY,
     log:
         "logs/audit_summary.log",
     benchmark:

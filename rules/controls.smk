@@ -1,10 +1,10 @@
 rule control:
     input:
-        tasks="data/frozen/{suite}/tasks.parquet",
-        manifest="data/frozen/{suite}/manifest.json",
+        tasks=layout.FROZEN_TASKS,
+        manifest=layout.FROZEN_MANIFEST,
     output:
-        per_task=directory("results/controls/{suite}/tasks"),
-        summary="results/controls/{suite}/summary.json",
+        per_task=directory(layout.CONTROLS_TASKS),
+        summary=layout.CONTROLS_SUMMARY,
     log:
         "logs/control/{suite}.log",
     benchmark:

@@ -2,8 +2,8 @@ rule freeze_suite:
     input:
         suite_sources,
     output:
-        tasks=protected("data/frozen/{suite}/tasks.parquet"),
-        manifest=protected("data/frozen/{suite}/manifest.json"),
+        tasks=protected(layout.FROZEN_TASKS),
+        manifest=protected(layout.FROZEN_MANIFEST),
     log:
         "logs/freeze_suite/{suite}.log",
     benchmark:

@@ -6,8 +6,8 @@ rule eval_plan:
     input:
         tasks=eval_plan_tasks(),
     output:
-        plan="results/eval/plan.parquet",
-        summary="results/eval/plan.json",
+        plan=layout.EVAL_PLAN,
+        summary=layout.EVAL_PLAN_SUMMARY,
     log:
         "logs/eval_plan.log",
     benchmark:
@@ -26,12 +26,12 @@ rule eval_plan:
 
 rule eval_model:
     input:
-        plan="results/eval/plan.parquet",
+        plan=layout.EVAL_PLAN,
         model=eval_model_input,
         tasks=eval_set_tasks,
     output:
-        slots="results/eval/{model}/{evalset}/slots.parquet",
-        predictions=directory("results/eval/{model}/{evalset}/predictions"),
+        slots=layout.EVAL_SLOTS,
+        predictions=directory(layout.EVAL_PREDICTIONS),
     log:
         "logs/eval_model/{model}/{evalset}.log",
     benchmark:
@@ -57,10 +57,10 @@ rule eval_model:
 
 rule eval_model_scores:
     input:
-        slots="results/eval/{model}/{evalset}/slots.parquet",
-        plan="results/eval/plan.parquet",
+        slots=layout.EVAL_SLOTS,
+        plan=layout.EVAL_PLAN,
     output:
-        "results/eval/{model}/{evalset}/scores.json",
+        layout.EVAL_SCORES,
     log:
         "logs/eval_model_scores/{model}/{evalset}.log",
     benchmark:

@@ -3,7 +3,7 @@ rule base_model:
         tasks=base_model_tasks,
         controls=base_model_controls,
     output:
-        model=protected(directory("models/base/{model}")),
+        model=protected(directory(layout.BASE_MODEL)),
     log:
         "logs/base_model/{model}.log",
     benchmark:
@@ -26,7 +26,7 @@ rule base_model:
 
 rule import_model:
     output:
-        model=protected(directory("models/base/{model}")),
+        model=protected(directory(layout.BASE_MODEL)),
     log:
         "logs/import_model/{model}.log",
     benchmark:
@@ -46,11 +46,11 @@ rule import_model:
 
 rule probe:
     input:
-        model="models/base/{model}",
+        model=layout.BASE_MODEL,
         tasks=probe_tasks,
     output:
-        probe="results/base/{model}/probe.json",
-        trajectories="results/base/{model}/probe_trajectories.parquet",
+        probe=layout.PROBE,
+        trajectories=layout.PROBE_TRAJECTORIES,
     log:
         "logs/probe/{model}.log",
     benchmark:

@@ -40,7 +40,7 @@ rule figures:
     output:
         **{
             f"{name}_{ext}": report(
-                f"paper/figures/{name}.{ext}",
+                layout.PAPER_FIGURE.format(name=name, ext=ext),
                 caption=f"../paper/report/{name}.rst",
                 category="Figures",
                 labels={"figure": name, "format": ext},
@@ -65,12 +65,12 @@ rule figures:
 
 rule paper:
     input:
-        tex="paper/main.tex",
+        tex=layout.PAPER_TEX,
         tables=paper_tables(),
-        figures=expand("paper/figures/{name}.pdf", name=PAPER_FIGURES),
+        figures=expand(layout.PAPER_FIGURE, name=PAPER_FIGURES, ext="pdf"),
     output:
         report(
-            "paper/main.pdf",
+            layout.PAPER_PDF,
             caption="../paper/report/paper.rst",
             category="Paper",
         ),

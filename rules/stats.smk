@@ -7,7 +7,7 @@ rule evalset_scores:
     input:
         slots=evalset_slots,
     output:
-        "results/stats/scores/{evalset}.json",
+        layout.STATS_SCORES,
     log:
         "logs/evalset_scores/{evalset}.log",
     benchmark:
@@ -30,7 +30,7 @@ rule paired:
         slots=comparison_slots,
         segments=comparison_segments,
     output:
-        "results/stats/paired/{comparison}.json",
+        layout.STATS_PAIRED,
     log:
         "logs/paired/{comparison}.log",
     benchmark:
@@ -53,9 +53,9 @@ rule paired:
 
 rule compare:
     input:
-        "results/stats/paired/{comparison}.json",
+        layout.STATS_PAIRED,
     output:
-        "results/stats/{comparison}.json",
+        layout.STATS_COMPARE,
     log:
         "logs/compare/{comparison}.log",
     benchmark:
@@ -78,7 +78,7 @@ rule training_analysis:
         segments=arm_segments,
         controls=lambda wc: list(arm_control_replays(wc).values()),
     output:
-        "results/stats/training/{arm}.json",
+        layout.STATS_TRAINING,
     log:
         "logs/training_analysis/{arm}.log",
     benchmark:

@@ -4,7 +4,7 @@ rule train_segment:
         tasks=training_tasks_file,
         controls=training_controls_file,
     output:
-        segment=protected(directory("runs/{run}/step_{step}")),
+        segment=protected(directory(layout.SEGMENT)),
     log:
         "logs/train_segment/{run}/step_{step}.log",
     benchmark:
@@ -32,8 +32,8 @@ rule control_replay:
         tasks=training_tasks_file,
         controls=training_controls_file,
     output:
-        rollouts="results/training/control/s{seed}.parquet",
-        receipt="results/training/control/s{seed}.json",
+        rollouts=layout.CONTROL_REPLAY,
+        receipt=layout.CONTROL_REPLAY_RECEIPT,
     log:
         "logs/control_replay/s{seed}.log",
     benchmark:

@@ -76,7 +76,10 @@ def names_regex(names) -> str:
 FROZEN_TASKS = "data/frozen/{suite}/tasks.parquet"
 FROZEN_MANIFEST = "data/frozen/{suite}/manifest.json"
 CONTROLS_SUMMARY = "results/controls/{suite}/summary.json"
+CONTROLS_TASKS = "results/controls/{suite}/tasks"
 BASE_MODEL = "models/base/{model}"
+PROBE = "results/base/{model}/probe.json"
+PROBE_TRAJECTORIES = "results/base/{model}/probe_trajectories.parquet"
 
 
 def frozen_tasks(suite: str) -> str:
@@ -178,6 +181,8 @@ BENCHMARKS = "results/benchmarks"
 PAPER_TABLE = "paper/tables/{name}.tex"
 TABLE_TEMPLATE = "paper/templates/{name}.tex.j2"
 PAPER_FIGURE = "paper/figures/{name}.{ext}"
+PAPER_TEX = "paper/main.tex"
+PAPER_PDF = "paper/main.pdf"
 
 
 def stats_scores(evalset: str) -> str:
