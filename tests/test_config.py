@@ -139,3 +139,31 @@ def test_the_tree_refuses_what_the_schema_let_through(path, value, message):
     node[path[-1]] = value
     with pytest.raises(ConfigError, match=message.replace(".", r"\.")):
         Settings.from_config(config)
+
+
+def _schema_fields(schema: dict[str, Any], cls: type, path: str) -> list[str]:
+    """Where a schema object and its settings class disagree on the keys (recursively)."""
+    import typing
+
+    props = schema.get("properties", {})
+    names = {f.name for f in dataclasses.fields(cls)}
+    wrong = [f"{path}: schema only {sorted(set(props) - names)}"] if set(props) - names else []
+    if names - set(props):
+        wrong.append(f"{path}: settings only {sorted(names - set(props))}")
+    hints = typing.get_type_hints(cls)
+    for name in sorted(names & set(props)):
+        hint, sub = hints[name], props[name]
+        args = [a for a in typing.get_args(hint) if a is not type(None)]
+        if dataclasses.is_dataclass(hint) or (args and dataclasses.is_dataclass(args[0])):
+            target = hint if dataclasses.is_dataclass(hint) else args[0]
+            wrong += _schema_fields(sub, target, f"{path}.{name}")
+        elif typing.get_origin(hint) is dict and dataclasses.is_dataclass(typing.get_args(hint)[1]):
+            wrong += _schema_fields(
+                sub["additionalProperties"], typing.get_args(hint)[1], f"{path}.{name}.<name>"
+            )
+    return wrong
+
+
+def test_the_settings_classes_mirror_the_schema():
+    """A key added to config/schema.yaml needs its field in editcredit.settings (and back)."""
+    assert _schema_fields(SCHEMA, Settings, "config") == []

@@ -454,7 +454,10 @@ def _build(cls: type[T], data: Any, path: str) -> T:
     fields = {f.name: f for f in dataclasses.fields(cls)}
     for key in data:
         if key not in fields:
-            raise ConfigError(f"config: {_join(path, key)}: unknown key")
+            raise ConfigError(
+                f"config: {_join(path, key)}: unknown key (config/schema.yaml and "
+                "editcredit.settings list the same keys)"
+            )
     values = {}
     for name, field in fields.items():
         if name not in data:
