@@ -8,37 +8,23 @@ value never has two homes. Building walks the config and the classes together an
 or of the wrong type (``training.grpo.credit_lamda: unknown key``), so ``snakemake -n`` fails
 before any job runs. Optional keys (the schema has no default for them) are ``None`` when absent.
 
-Jobs take their section (``Settings.from_config(cfg).evaluation`` or
-``EvaluationSettings.from_mapping(snakemake.params.evaluation)``) instead of loose parameters.
+A job can take its typed section (``Settings.from_config(cfg).evaluation``, or
+``EvaluationSettings.from_mapping(snakemake.params.evaluation)`` from a rule's params); most jobs
+still receive their sections as the validated mappings (their identities and provenance hash
+those), which these classes check and document.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import types
-import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
-from editcredit.config import ConfigError
-
-T = TypeVar("T")
+from editcredit.config import ConfigError, Section, build_section
 
 RUN_FIELDS = ("temperature", "arm", "seed")
 """Fields of ``editcredit.rl.config.TrainConfig`` that come from outside ``training.grpo``."""
-
-
-class Section:
-    """Base of every section: ``from_mapping`` builds it (strictly) from a config mapping."""
-
-    @classmethod
-    def from_mapping(cls: type[T], data: Mapping[str, Any], path: str = "") -> T:
-        return _build(cls, data, path or _default_path(cls))
-
-    def to_dict(self) -> dict[str, Any]:
-        """The section as the plain mapping it was built from (``None`` keys left out)."""
-        return _plain(self)
 
 
 # --- suites -----------------------------------------------------------------------------------
@@ -421,7 +407,7 @@ class Settings(Section):
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> Settings:
         """The tree of a validated config (defaults filled); ConfigError names a bad key."""
-        settings = _build(cls, config, "")
+        settings = build_section(cls, config, "")
         from editcredit.rl.config import TrainConfig
 
         grpo_keys = {f.name for f in dataclasses.fields(TrainConfig)} - set(RUN_FIELDS)
@@ -433,85 +419,3 @@ class Settings(Section):
         except ValueError as exc:
             raise ConfigError(f"config: training.grpo: {exc}") from exc
         return settings
-
-
-# --- the strict builder -----------------------------------------------------------------------
-
-
-def _default_path(cls: type) -> str:
-    doc = (cls.__doc__ or "").split("``")
-    return doc[1] if len(doc) > 2 else cls.__name__
-
-
-def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else str(key)
-
-
-def _build(cls: type[T], data: Any, path: str) -> T:
-    if not isinstance(data, Mapping):
-        raise ConfigError(f"config: {path or '(top level)'}: expected a mapping, got {data!r}")
-    hints = typing.get_type_hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls)}
-    for key in data:
-        if key not in fields:
-            raise ConfigError(
-                f"config: {_join(path, key)}: unknown key (config/schema.yaml and "
-                "editcredit.settings list the same keys)"
-            )
-    values = {}
-    for name, field in fields.items():
-        if name not in data:
-            if field.default is dataclasses.MISSING:
-                raise ConfigError(f"config: {_join(path, name)}: missing")
-            continue
-        values[name] = _convert(hints[name], data[name], _join(path, name))
-    return cls(**values)
-
-
-def _convert(hint: Any, value: Any, path: str) -> Any:
-    origin = typing.get_origin(hint)
-    if origin in (typing.Union, types.UnionType):
-        options = [a for a in typing.get_args(hint) if a is not type(None)]
-        if value is None:
-            return None
-        return _convert(options[0], value, path)
-    if dataclasses.is_dataclass(hint):
-        return _build(hint, value, path)
-    if origin is dict:
-        key_type, value_type = typing.get_args(hint)
-        if not isinstance(value, Mapping):
-            raise ConfigError(f"config: {path}: expected a mapping, got {value!r}")
-        return {
-            _convert(key_type, k, path): _convert(value_type, v, _join(path, str(k)))
-            for k, v in value.items()
-        }
-    if origin is list:
-        (item_type,) = typing.get_args(hint)
-        if not isinstance(value, list | tuple):
-            raise ConfigError(f"config: {path}: expected a list, got {value!r}")
-        return [_convert(item_type, v, f"{path}[{i}]") for i, v in enumerate(value)]
-    if hint is Any:
-        return value
-    if hint is float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ConfigError(f"config: {path}: expected a number, got {value!r}")
-        return value
-    if hint is int and (isinstance(value, bool) or not isinstance(value, int)):
-        raise ConfigError(f"config: {path}: expected an integer, got {value!r}")
-    if hint in (str, bool) and not isinstance(value, hint):
-        raise ConfigError(f"config: {path}: expected {hint.__name__}, got {value!r}")
-    return value
-
-
-def _plain(value: Any) -> Any:
-    if dataclasses.is_dataclass(value):
-        return {
-            f.name: _plain(getattr(value, f.name))
-            for f in dataclasses.fields(value)
-            if getattr(value, f.name) is not None
-        }
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
