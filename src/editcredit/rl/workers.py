@@ -1,12 +1,15 @@
-"""Rollout and counterfactual-grading workers: in-process, or Ray actors (local or a cluster).
+"""Rollout and counterfactual-grading workers: in-process, local processes, or Ray actors
+(local or a cluster).
 
-Both pools run whole task groups (`GroupJob`) and return results in job order, so the number of
-workers changes speed, never results.
+Every pool runs whole task groups (`GroupJob`) and returns results in job order, so the number
+and kind of workers change speed, never results.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+from multiprocessing.connection import Connection, wait
 from typing import Any, Protocol
 
 import torch
@@ -34,6 +37,82 @@ class InProcessWorkers:
 
     def close(self) -> None:
         self.worker.close()
+
+
+def _serve(conn: Connection, worker_kwargs: dict[str, Any]) -> None:
+    """A worker process: one `RolloutWorker`, driven by (command, argument) messages."""
+    worker = RolloutWorker(**worker_kwargs)
+    while True:
+        try:
+            command, argument = conn.recv()
+        except EOFError:  # the parent is gone
+            worker.close()
+            return
+        try:
+            if command == "close":
+                worker.close()
+                conn.send(("ok", None))
+                return
+            result = getattr(worker, command)(argument)
+            conn.send(("ok", result))
+        except BaseException as exc:  # the parent raises it, naming the worker's error
+            conn.send(("error", f"{type(exc).__name__}: {exc}"))
+
+
+class ProcessWorkers:
+    """``n`` local worker processes (spawned, no Ray): groups go to whichever worker is free."""
+
+    def __init__(self, n: int, worker_kwargs: dict[str, Any]) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.conns: list[Connection] = []
+        self.procs = []
+        for _ in range(n):
+            parent, child = context.Pipe()
+            # not a daemon: its worker may start processes of its own (sandboxes)
+            proc = context.Process(target=_serve, args=(child, worker_kwargs))
+            proc.start()
+            child.close()
+            self.conns.append(parent)
+            self.procs.append(proc)
+
+    def _reply(self, conn: Connection) -> Any:
+        status, value = conn.recv()
+        if status != "ok":
+            raise RuntimeError(f"rollout worker process failed: {value}")
+        return value
+
+    def set_weights(self, state_dict: dict[str, torch.Tensor]) -> None:
+        weights = {k: v.detach().cpu() for k, v in state_dict.items()}
+        for conn in self.conns:
+            conn.send(("set_weights", weights))
+        for conn in self.conns:
+            self._reply(conn)
+
+    def run_groups(self, jobs: list[GroupJob]) -> list[dict[str, Any]]:
+        results: list[Any] = [None] * len(jobs)
+        pending = list(enumerate(jobs))
+        busy: dict[Connection, int] = {}
+        while pending or busy:
+            for conn in self.conns:
+                if conn not in busy and pending:
+                    index, job = pending.pop(0)
+                    conn.send(("run_group", job))
+                    busy[conn] = index
+            for conn in wait(list(busy)):
+                results[busy.pop(conn)] = self._reply(conn)
+        return results
+
+    def close(self) -> None:
+        try:
+            for conn in self.conns:
+                conn.send(("close", None))
+            for conn in self.conns:
+                self._reply(conn)
+        finally:
+            for proc in self.procs:
+                proc.join(timeout=30)
+                if proc.is_alive():
+                    proc.kill()
 
 
 class RayWorkers:
@@ -91,9 +170,11 @@ class RayWorkers:
 
 
 def make_workers(ray_cfg: dict[str, Any], worker_kwargs: dict[str, Any]) -> WorkerPool:
-    """Ray actors when ``ray.enabled`` (default), else one in-process worker."""
+    """Ray actors when ``ray.enabled`` (default); else ``num_workers`` local processes, or one
+    in-process worker when that is 1."""
     if not ray_cfg.get("enabled", True):
-        return InProcessWorkers(worker_kwargs)
+        n = int(ray_cfg.get("num_workers", 1))
+        return ProcessWorkers(n, worker_kwargs) if n > 1 else InProcessWorkers(worker_kwargs)
     return RayWorkers(
         int(ray_cfg["num_workers"]),
         worker_kwargs,
