@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -113,41 +114,44 @@ def check_frozen(protocol: str | Path, receipt: str | Path) -> dict[str, Any]:
 
 
 def read_sealed_labels(
-    labels: str | Path,
+    labels: str | Path | Sequence[str | Path],
     *,
     protocol: str | Path,
     receipt: str | Path,
     seal_dir: str | Path = DEFAULT_SEAL_DIR,
+    rows: tuple[str, str] | None = None,
 ):
-    """The one reader of a sealed split's labels (a Parquet file), as a pandas DataFrame.
+    """The one reader of a sealed split's labels (Parquet files), as one pandas DataFrame.
 
-    Demands a frozen protocol (its receipt, and the file still at the frozen hash). The first read
-    writes the seal: protocol and labels hashes, the freeze receipt, and the order of events
-    (frozen, then first read). Every later read must be under the same protocol hash; it is
-    appended to the reads log.
+    ``rows`` = (column, value) keeps only the rows of the sealed split (e.g. ``("role",
+    "sealed")``) when the files hold other splits too. Demands a frozen protocol (its receipt,
+    and the file still at the frozen hash). The first read writes the seal: the protocol hash,
+    the labels' hashes, the freeze receipt, and the order of events (frozen, then first read).
+    Every later read must be under the same protocol hash; it is appended to the reads log.
 
     Raises:
         ProtocolError: no receipt, the protocol changed since freezing, the seal records another
             protocol hash, or the receipt post-dates the first read (events out of order).
     """
+    import pandas as pd
     import pyarrow.parquet as pq
 
     frozen = check_frozen(protocol, receipt)
     study = frozen["study"]
-    labels = Path(labels)
-    labels_digest = sha256_file(labels)
+    paths = [Path(labels)] if isinstance(labels, str | Path) else [Path(p) for p in labels]
+    digests = {p.as_posix(): sha256_file(p) for p in paths}
     seal = seal_path(study, seal_dir)
     now = _now()
     if seal.exists():
         sealed = _read_json(seal)
         if sealed.get("protocol_sha256") != frozen["protocol_sha256"]:
             raise ProtocolError(
-                f"{labels}: sealed labels of study {study!r} were first read under protocol "
-                f"{sealed.get('protocol_sha256')} (seal receipt {seal}); the frozen protocol is "
-                f"now {frozen['protocol_sha256']}: refused"
+                f"{paths[0] if paths else 'labels'}: sealed labels of study {study!r} were "
+                f"first read under protocol {sealed.get('protocol_sha256')} (seal receipt "
+                f"{seal}); the frozen protocol is now {frozen['protocol_sha256']}: refused"
             )
         log = seal.with_name(f"{study}.reads.jsonl")
-        event = {"at": now, "labels": labels.as_posix(), "labels_sha256": labels_digest}
+        event = {"at": now, "labels_sha256": digests}
         with open(log, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(event, sort_keys=True) + "\n")
     else:
@@ -161,8 +165,7 @@ def read_sealed_labels(
                 "study": study,
                 "protocol": frozen["protocol"],
                 "protocol_sha256": frozen["protocol_sha256"],
-                "labels": labels.as_posix(),
-                "labels_sha256": labels_digest,
+                "labels_sha256": digests,
                 "freeze_receipt": Path(receipt).as_posix(),
                 "frozen_at": frozen["frozen_at"],
                 "first_read_at": now,
@@ -172,7 +175,9 @@ def read_sealed_labels(
                 ],
             },
         )
-    return pq.read_table(labels).to_pandas()
+    filters = [(rows[0], "==", rows[1])] if rows else None
+    frames = [pq.read_table(p, filters=filters).to_pandas() for p in paths]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 def apply_gate_once(
