@@ -140,6 +140,9 @@ def test_a_gate_is_written_once_and_a_different_recomputation_is_refused(study):
             apply_gate_once("stop", other, study["seals"])
         assert str(path) in str(err.value)
     assert path.read_bytes() == before
+    # another evaluation (key) gets its own record; the first stays
+    other = apply_gate_once("stop", {**failed, "verdict": "pass"}, study["seals"], key="b" * 64)
+    assert other["key"] == "b" * 64 and path.read_bytes() == before
 
 
 def test_a_gate_record_needs_a_verdict(study):

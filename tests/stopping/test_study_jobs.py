@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from editcredit.protocol.seal import freeze_protocol, gate_path, seal_path
+from editcredit.protocol.seal import freeze_protocol, seal_path
 from editcredit.protocol.spec import ProtocolError
 from editcredit.stopping.build import CHECKPOINTS_SCHEMA
 from editcredit.stopping.jobs import stop_eval_job, stop_policies_job
@@ -163,22 +163,45 @@ def test_fit_and_sealed_evaluation_agree_with_a_direct_recount(study):
     seal = json.loads(seal_path("stop", "logs/seals").read_text())
     assert seal["protocol_sha256"] == result["protocol_sha256"]
     # the same evaluation again: the gate record is reused, byte for byte
-    before = gate_path("stop", "logs/seals").read_bytes()
+    record = Path(result["gate"]["record"])
+    before = record.read_bytes()
     _eval(study)
-    assert gate_path("stop", "logs/seals").read_bytes() == before
+    assert record.read_bytes() == before
+    assert [p.name for p in Path("logs/seals").glob("stop.gate.*.json")] == [record.name]
 
 
-def test_changed_labels_cannot_rewrite_a_recorded_gate(study):
+def test_a_recorded_gate_is_never_rewritten(study):
     _fit(study)
-    _eval(study)
-    rows = synthetic_rows()
-    for r in rows:
-        if r["split"] == "holdout":
-            r["correct_now"] = 1 - r["correct_now"]
-    pq.write_table(pa.Table.from_pylist(rows, schema=CHECKPOINTS_SCHEMA), study["ckpt"])
-    _fit(study)
-    with pytest.raises(ProtocolError, match="applied once"):
+    first = _eval(study)["gate"]
+    path = Path(first["record"])
+    before = path.read_bytes()
+    # the same sealed labels and fit choice, a different recomputation: refused, naming it
+    policies = Path("results/stop/policies.json")
+    fitted = json.loads(policies.read_text())
+    other = "two_head@w=0.3" if first["candidate"] != "two_head@w=0.3" else "two_head@w=0"
+    fitted["gate_choice"]["baseline"] = "first_edit"
+    fitted["gate_choice"]["candidate"] = other
+    policies.write_text(json.dumps(fitted))
+    key_changed = _eval(study)["gate"]  # another choice is another evaluation: its own record
+    assert key_changed["record"] != first["record"] and path.read_bytes() == before
+    record = json.loads(path.read_text())
+    record["record"]["difference"] = 0.123  # as if the first evaluation had given another number
+    path.write_text(json.dumps(record))
+    policies.write_text(json.dumps({**fitted, "gate_choice": first_choice(study)}))
+    with pytest.raises(ProtocolError, match="applied once") as err:
         _eval(study)
+    assert str(path) in str(err.value)
+
+
+def first_choice(study):
+    return stop_policies_job(
+        checkpoints=[study["ckpt"]],
+        protocol=study["protocol"],
+        receipt=study["receipt"],
+        out_scores="results/stop/scores.parquet",
+        out_policies="results/stop/policies.json",
+        config={"test": 1},
+    )["gate_choice"]
 
 
 def test_editing_the_protocol_after_the_sealed_read_is_refused(study):

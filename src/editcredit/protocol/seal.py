@@ -39,8 +39,11 @@ def seal_path(study: str, seal_dir: str | Path = DEFAULT_SEAL_DIR) -> Path:
     return Path(seal_dir) / f"{study}.json"
 
 
-def gate_path(study: str, seal_dir: str | Path = DEFAULT_SEAL_DIR) -> Path:
-    return Path(seal_dir) / f"{study}.gate.json"
+def gate_path(study: str, seal_dir: str | Path = DEFAULT_SEAL_DIR, key: str = "") -> Path:
+    """The gate record of a study; ``key`` (e.g. a hash of the sealed labels and of what the fit
+    split chose) names one evaluation, so a changed input gets its own record beside the old."""
+    name = f"{study}.gate.{key[:16]}.json" if key else f"{study}.gate.json"
+    return Path(seal_dir) / name
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -181,16 +184,16 @@ def read_sealed_labels(
 
 
 def apply_gate_once(
-    study: str, verdict: dict[str, Any], seal_dir: str | Path = DEFAULT_SEAL_DIR
+    study: str, verdict: dict[str, Any], seal_dir: str | Path = DEFAULT_SEAL_DIR, key: str = ""
 ) -> dict[str, Any]:
     """Record the gate's verdict on the sealed split, once; return the recorded one.
 
     ``verdict`` must carry ``protocol_sha256`` and ``verdict`` ("pass" or "fail"). An existing
-    record is never overwritten: a recomputation under the same protocol must reproduce it
-    exactly (same verdict and numbers), otherwise the call fails naming the record. A failed
-    gate stays failed.
+    record (of the same ``key``) is never overwritten: a recomputation must reproduce it exactly
+    (same verdict and numbers), otherwise the call fails naming the record. A failed gate stays
+    failed.
     """
-    path = gate_path(study, seal_dir)
+    path = gate_path(study, seal_dir, key)
     if verdict.get("verdict") not in ("pass", "fail") or "protocol_sha256" not in verdict:
         raise ProtocolError(f"{path}: a gate record needs protocol_sha256 and a pass/fail verdict")
     body = json.loads(json.dumps(verdict, sort_keys=True))
@@ -203,6 +206,6 @@ def apply_gate_once(
                 f"applied once and its record is never overwritten (the recomputation differs)"
             )
         return recorded
-    record = {"study": study, "applied_at": _now(), "record": body}
+    record = {"study": study, "key": key, "applied_at": _now(), "record": body}
     _write_new(path, record)
     return record

@@ -5,6 +5,7 @@ reads labels only of the fit rows; the sealed labels come through
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -19,6 +20,7 @@ from editcredit.protocol.seal import (
     DEFAULT_SEAL_DIR,
     apply_gate_once,
     check_frozen,
+    gate_path,
     read_sealed_labels,
 )
 from editcredit.protocol.spec import load_protocol, protocol_sha256
@@ -65,6 +67,15 @@ def load_visible(paths: Sequence[str | Path], splits: Mapping[str, Any]) -> pd.D
     df = pd.concat(frames, ignore_index=True)
     df["role"] = [role_of(s, splits) for s in df["split"]]
     return df
+
+
+def evaluation_key(sealed: pd.DataFrame, choice: Mapping[str, Any]) -> str:
+    """Identity of one gate evaluation: the sealed labels and what the fit split chose. The same
+    key must give the same record; a changed upstream input is a new evaluation (its own
+    record beside the old, which stays)."""
+    rows = sealed.sort_values(KEYS)[[*KEYS, *LABELS]].astype(str).to_numpy().tolist()
+    body = json.dumps([rows, choice["candidate"], choice["baseline"]], sort_keys=True)
+    return hashlib.sha256(body.encode()).hexdigest()
 
 
 def policy_sets(spec: Mapping[str, Any]):
@@ -188,11 +199,16 @@ def stop_eval_job(
         table = policy_table(outs, kinds, boot)
         verdict = gate_verdict(fitted["gate_choice"], outs, spec["gate"], boot)
         verdict = as_float({**verdict, "protocol_sha256": frozen["protocol_sha256"]})
-        recorded = apply_gate_once(spec["study"], verdict, seal_dir)
+        key = evaluation_key(sealed, fitted["gate_choice"])
+        recorded = apply_gate_once(spec["study"], verdict, seal_dir, key)
         record.update(
             sealed=as_float(table),
             sealed_curve=as_float(curve(table)),
-            gate={**recorded["record"], "applied_at": recorded["applied_at"]},
+            gate={
+                **recorded["record"],
+                "applied_at": recorded["applied_at"],
+                "record": gate_path(spec["study"], seal_dir, key).as_posix(),
+            },
         )
     else:
         record.update(
