@@ -4,6 +4,7 @@ recorded once, and every fixed policy's numbers agree with a direct recount."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 from pathlib import Path
@@ -213,3 +214,36 @@ def test_editing_the_protocol_after_the_sealed_read_is_refused(study):
         freeze_protocol(p, study["receipt"], "logs/seals")
     with pytest.raises(ProtocolError, match="changed after it was frozen"):
         _fit(study)
+
+
+def test_the_fit_loader_holds_no_sealed_label(study):
+    from editcredit.protocol.spec import load_protocol
+    from editcredit.stopping.jobs import load_visible
+
+    df = load_visible([study["ckpt"]], load_protocol(study["protocol"])["splits"])
+    sealed = df[df["role"] == "sealed"]
+    assert len(sealed) > 0 and sealed["correct_now"].isna().all()
+    assert sealed["correct_end"].isna().all() and sealed["verdict_now"].isna().all()
+    assert df.loc[df["role"] == "fit", "correct_now"].notna().all()
+
+
+def test_a_higher_threshold_never_stops_earlier(study):
+    from editcredit.protocol.spec import load_protocol
+    from editcredit.stopping.jobs import load_visible
+    from editcredit.stopping.learned import fit_model, score_points, threshold_policy
+    from editcredit.stopping.policies import ordered, outcomes
+
+    spec = load_protocol(study["protocol"])
+    df = ordered(load_visible([study["ckpt"]], spec["splits"]))
+    fit = df[df["role"] == "fit"]
+    model = fit_model("logistic", fit, spec["features"], spec["grid"])
+    df = df.join(score_points(df, {"logistic": model}, spec["features"]))
+    # the visible run predicts the label in this data: P rises with the pass share
+    ran = df[df["run_seen"] == 1].groupby("run_pass_share")["logistic"].mean()
+    assert len(ran) == 2 and ran.is_monotonic_increasing and ran.iloc[1] > 0.8 > 0.2 > ran.iloc[0]
+    points = [
+        outcomes(df, threshold_policy("logistic", t)(df))["point"].to_numpy()
+        for t in spec["grid"]["thresholds"]
+    ]
+    for lower, higher in itertools.pairwise(points):
+        assert (higher >= lower).all()

@@ -165,6 +165,8 @@ def checkpoint_rows(
     unique: dict[tuple[str, str], tuple[Task, str]] = {}
     for traj in trajectories:
         row, task = traj["row"], tasks[traj["instance_id"]]
+        if task.files is None:  # no inline tree to replay (per-instance images): not studied
+            continue
         where = f"{traj['model']}/{traj['evalset']}/{row['rollout_key']}"
         points = decision_points(
             task.files or {},
@@ -259,7 +261,10 @@ def checkpoints_job(
     write_result_parquet(out, table, inputs, config)
     receipt = {
         "model": model,
-        "trajectories": len(trajectories),
+        "trajectories": len({(r["evalset"], r["rollout_key"]) for r in rows}),
+        "skipped_without_inline_tree": sum(
+            tasks[t["instance_id"]].files is None for t in trajectories
+        ),
         "points": len(rows),
         "distinct_trees": len({(r["instance_id"], r["tree_sha256"]) for r in rows}),
         "by_split": {
