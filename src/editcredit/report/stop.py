@@ -101,9 +101,10 @@ def section_text(rec: Mapping[str, Any], receipts: Sequence[Mapping[str, Any]], 
     if gate["verdict"] in ("pass", "fail"):
         verdict = r"\textbf{" + gate["verdict"] + "}"
         lines.append(
-            rf"The pre-registered gate compares {latex_escape(gate['candidate'])} (chosen on the "
+            rf"The pre-registered gate compares \texttt{{{latex_escape(gate['candidate'])}}} "
+            r"(chosen on the "
             rf"fit split) with the best fixed policy at matched cost, "
-            rf"{latex_escape(gate['baseline'])}: "
+            rf"\texttt{{{latex_escape(gate['baseline'])}}}: "
             rf"on the sealed split the paired difference is {points(gate['difference'], 1, True)} "
             rf"points, {_ci(gate['ci'])} (task bootstrap); the gate (at least "
             rf"{points(gate['min_difference'], 1, True)} points with a CI lower bound above "
@@ -123,7 +124,7 @@ def section_text(rec: Mapping[str, Any], receipts: Sequence[Mapping[str, Any]], 
         f" The study's budget ({cap_text or 'no cap'}) was met: {count(spent)} gradings, "
         f"{count(infra)} failed on infrastructure (counted apart).",
         "",
-        r"\begin{table}[tbp]",
+        r"\begin{table}[!htbp]",
         r"\centering",
         r"\small",
         r"\caption{Stop policies on the sealed split: success (the checkpoint label where the "
@@ -150,7 +151,7 @@ def section_text(rec: Mapping[str, Any], receipts: Sequence[Mapping[str, Any]], 
         r"\end{tabular}",
         r"\end{table}",
         "",
-        r"\begin{figure}[tbp]",
+        r"\begin{figure}[!htbp]",
         r"\centering",
         r"\includegraphics[width=\textwidth]{stop_curve.pdf}",
         r"\caption{Success against generated tokens for every stop policy and grid value, on the "
