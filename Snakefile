@@ -18,6 +18,7 @@ include: "rules/train.smk"
 include: "rules/audit.smk"
 include: "rules/eval.smk"
 include: "rules/stats.smk"
+include: "rules/stop.smk"
 include: "rules/report.smk"
 
 
@@ -28,4 +29,5 @@ rule all:
         endpoint_segments(),
         "results/audits/summary.parquet",
         eval_targets(),
+        stop_targets(),
         "paper/main.pdf",

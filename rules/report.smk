@@ -9,6 +9,8 @@ rule render_tables:
         training=stats_results("training"),
         audits=audit_results(),
         templates=paper_tables("tex.j2"),
+        segments=endpoint_segments(),  # their budget ledgers (segment.json)
+        stop=stop_results(),  # the stop study's rules are in the cost table
     output:
         paper_tables(),
     log:
@@ -28,6 +30,7 @@ rule render_tables:
         template_dir=lambda wc, input: str(Path(input.templates[0]).parent),
         out_dir=lambda wc, output: str(Path(output[0]).parent),
         benchmark_root="results/benchmarks",
+        budget=config["budgets"]["run"],
     script:
         "../scripts/report_tables.py"
 
@@ -67,6 +70,7 @@ rule paper:
         tex="paper/main.tex",
         tables=paper_tables(),
         figures=expand("paper/figures/{name}.pdf", name=PAPER_FIGURES),
+        stop=stop_paper_inputs(),
     output:
         report(
             "paper/main.pdf",

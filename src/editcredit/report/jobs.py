@@ -18,7 +18,7 @@ __all__ = ["REPORT_RULES", "figures_job", "paper_job", "tables_job"]
 log = logging.getLogger(__name__)
 
 #: Rules downstream of the tables: their benchmark files are not in the cost table.
-REPORT_RULES = ("render_tables", "figures", "paper")
+REPORT_RULES = ("render_tables", "figures", "paper", "stop_report")
 
 
 def tables_job(
@@ -36,6 +36,8 @@ def tables_job(
     run_order: Sequence[str],
     gpus_by_rule: Mapping[str, int],
     config: Any,
+    segments: Sequence[str] = (),
+    budget: Mapping[str, Any] | None = None,
 ) -> dict[str, Path]:
     """Rule render_tables: every ``paper/tables/*.tex``.
 
@@ -50,6 +52,8 @@ def tables_job(
         audits=audits,
         benchmarks=benchmark_files(benchmark_root, exclude=REPORT_RULES),
         benchmark_root=benchmark_root,
+        segments=segments,
+        budget=dict(budget or {}),
     )
     written = render_tables(
         inputs,

@@ -20,6 +20,7 @@ import torch
 
 from editcredit.data.task import Task
 from editcredit.policy.model import enable_activation_checkpointing
+from editcredit.protocol.budget import BudgetGuard
 from editcredit.rl.checkpoint import load_state, save_segment
 from editcredit.rl.config import TrainConfig
 from editcredit.rl.credit import ARM_QUERIES_CF
@@ -132,8 +133,13 @@ def train_segment(
     health_cfg: dict[str, Any],
     device: torch.device,
     log=print,
+    budget: BudgetGuard | None = None,
 ) -> dict[str, Any]:
-    """Run ``spec.steps`` steps and write ``spec.out_dir``; return the segment receipt."""
+    """Run ``spec.steps`` steps and write ``spec.out_dir``; return the segment receipt.
+
+    With a ``budget``, each step is checked before it runs; a cap that the step would cross
+    raises :class:`BudgetExceeded` (its receipt under ``logs/budgets/``) and nothing is written.
+    """
     from transformers import AutoModelForCausalLM
 
     started = time.monotonic()
@@ -159,6 +165,9 @@ def train_segment(
     monitor.restore(state.get("health", {}))
     all_rows, ledger, metrics = [], [], []
     for step in range(spec.start_step + 1, spec.start_step + spec.steps + 1):
+        if budget is not None:
+            budget.check(step)
+        step_started = time.monotonic()
         workers.set_weights(model.state_dict())
         rows, queries, seconds, cursor = play_step(spec.run, step, cursor, by_id, cfg, workers)
         credit = assemble_step(
@@ -207,6 +216,8 @@ def train_segment(
         all_rows += rows
         ledger += credit.ledger
         metrics.append(m)
+        if budget is not None:
+            budget.add(*step_cost(rows, credit.ledger, m, time.monotonic() - step_started))
     changed = sum(not torch.equal(initial[k], v.detach()) for k, v in model.named_parameters())
     receipt = {
         "run": spec.run,
@@ -220,6 +231,8 @@ def train_segment(
         "seconds_per_step": (time.monotonic() - started) / spec.steps,
         "device": str(device),
     }
+    if budget is not None:
+        receipt["budget"] = budget.ledger()
     if spec.start_state is None:
         receipt["first_segment_gate"] = first_segment_gate(cfg.arm, all_rows, metrics, changed)
     save_segment(
@@ -239,6 +252,24 @@ def train_segment(
         },
     )
     return receipt
+
+
+def step_cost(rows, credit_ledger, metrics_row, seconds: float) -> tuple[dict[str, float], int]:
+    """One step's spend against a budget, and its attempts that failed on infrastructure
+    (masked rollouts and unavailable counterfactual queries), counted apart."""
+    visible_runs = sum(
+        1 for r in rows for t in json.loads(r["turns"] or "[]") if t.get("kind") == "run"
+    )
+    gradings = len(rows) + int(metrics_row["cf_sent"]) + visible_runs
+    failed = sum(1 for r in rows if r["masked"]) + sum(
+        1 for q in credit_ledger if not q["available"] and q["reason"] != "not queried (rate)"
+    )
+    cost = {
+        "tokens": float(metrics_row["generated_tokens"]),
+        "gradings": float(gradings),
+        "wall_seconds": seconds,
+    }
+    return cost, failed
 
 
 def first_segment_gate(arm: str, rows, metrics, changed_tensors: int) -> dict[str, Any]:
