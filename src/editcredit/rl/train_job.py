@@ -160,6 +160,7 @@ def train_segment_job(
     workers = make_workers(training["ray"], worker_kwargs)
     try:
         receipt = train_segment(spec, cfg, pool, workers, training["health"], device, budget=guard)
+        receipt["workers"] = workers.describe()
     finally:
         workers.close()
     receipt["storage"] = storage
@@ -208,6 +209,7 @@ def control_replay_job(
     workers = make_workers(training["ray"], worker_kwargs)
     try:
         rows = replay_control(cfg, steps, pool, workers)
+        where = workers.describe()
     finally:
         workers.close()
     out_path = Path(out)
@@ -223,6 +225,7 @@ def control_replay_job(
         "base_model": base_model,
         "seconds": time.monotonic() - started,
         "device": str(device),
+        "workers": where,
     }
     inputs = [base_model, tasks_path] + ([controls_path] if controls_path else [])
     write_result_json(out_path.with_suffix(".json"), receipt, inputs, config)
