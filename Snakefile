@@ -28,6 +28,7 @@ include: "rules/train.smk"
 include: "rules/audit.smk"
 include: "rules/eval.smk"
 include: "rules/stats.smk"
+include: "rules/stop.smk"
 include: "rules/report.smk"
 
 
@@ -38,4 +39,5 @@ rule all:
         endpoint_segments(),
         layout.AUDIT_SUMMARY,
         eval_targets(),
+        stop_targets(),
         layout.PAPER_PDF,

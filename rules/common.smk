@@ -345,6 +345,11 @@ def cost_benchmarks(wildcards):
         "compare": comparisons,
         "training_analysis": [dict(arm=arm) for arm in plan],
     }
+    if config["stop"]["enabled"]:  # render_tables waits for the study's evaluation
+        jobs["freeze_protocol"] = [dict(study=stop_study())]
+        jobs["stop_checkpoints"] = [dict(model=m) for m in stop_models()]
+        jobs["stop_policies"] = [{}]
+        jobs["stop_eval"] = [{}]
     files = []
     for name, wildcard_sets in jobs.items():
         if rules.has(name):
@@ -359,3 +364,60 @@ def paper_tables(ext="tex"):
 
     pattern = layout.TABLE_TEMPLATE if ext == "tex.j2" else layout.PAPER_TABLE
     return [pattern.format(name=name) for name in TABLES]
+
+
+# --- the stop-or-continue study (rules/stop.smk) --------------------------------------------
+
+
+def stop_models():
+    """Models whose eval trajectories are studied (config stop.models; default: eval models)."""
+    return list(config["stop"]["models"]) or eval_models()
+
+
+def stop_evalsets():
+    return list(config["stop"]["evalsets"]) or list(config["evaluation"]["evalsets"])
+
+
+def stop_study():
+    return Path(config["stop"]["protocol"]).stem
+
+
+def stop_receipt():
+    return f"logs/protocols/{stop_study()}.json"
+
+
+def stop_slots(wildcards):
+    return [layout.eval_slots(wildcards.model, e) for e in stop_evalsets()]
+
+
+def stop_tasks():
+    ev = config["evaluation"]["evalsets"]
+    suites = sorted({ev[e]["suite"] for e in stop_evalsets()})
+    return [f"data/frozen/{s}/tasks.parquet" for s in suites]
+
+
+def stop_checkpoints():
+    return [f"results/stop/{m}/checkpoints.parquet" for m in stop_models()]
+
+
+def stop_results():
+    """The study's evaluation when it runs (render_tables waits for it: its rules are costed)."""
+    return ["results/stop/eval.json"] if config["stop"]["enabled"] else []
+
+
+def stop_targets():
+    """What rule all asks of the study (nothing when config stop.enabled is false)."""
+    if not config["stop"]["enabled"]:
+        return []
+    return [*stop_results(), *stop_paper_inputs()]
+
+
+def stop_budget():
+    return config["budgets"]["studies"].get(stop_study(), {})
+
+
+def stop_paper_inputs():
+    """The paper's stop-or-continue section and figure (rule stop_report), when the study runs."""
+    if not config["stop"]["enabled"]:
+        return []
+    return ["paper/tables/stop_section.tex", "paper/figures/stop_curve.pdf"]

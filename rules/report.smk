@@ -10,6 +10,8 @@ rule render_tables:
         audits=audit_results(),
         benchmarks=cost_benchmarks,
         templates=paper_tables("tex.j2"),
+        segments=endpoint_segments(),  # their budget ledgers (segment.json)
+        stop=stop_results(),  # the stop study's rules are in the cost table
     output:
         paper_tables(),
     log:
@@ -29,6 +31,7 @@ rule render_tables:
         template_dir=lambda wc, input: str(Path(input.templates[0]).parent),
         out_dir=lambda wc, output: str(Path(output[0]).parent),
         benchmark_root=layout.BENCHMARKS,
+        budget=config["budgets"]["run"],
     script:
         "../scripts/report_tables.py"
 
@@ -68,6 +71,7 @@ rule paper:
         tex=layout.PAPER_TEX,
         tables=paper_tables(),
         figures=expand(layout.PAPER_FIGURE, name=PAPER_FIGURES, ext="pdf"),
+        stop=stop_paper_inputs(),
     output:
         report(
             layout.PAPER_PDF,

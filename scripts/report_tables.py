@@ -19,4 +19,6 @@ with logged(snakemake.log[0]):  # noqa: F821 - injected by Snakemake
         run_order=snakemake.params.run_order,  # noqa: F821
         gpus_by_rule=snakemake.params.gpus_by_rule,  # noqa: F821
         config=snakemake.config,  # noqa: F821
+        segments=list(snakemake.input.segments),  # noqa: F821
+        budget=snakemake.params.budget,  # noqa: F821
     )

@@ -20,8 +20,20 @@ SCHEMA = yaml.safe_load((REPO / "config" / "schema.yaml").read_text())
 PRESETS = sorted((REPO / "config" / "presets").glob("*.yaml"))
 
 
+def resolved(schema: dict[str, Any]) -> dict[str, Any]:
+    """A subschema with its local ``$ref`` (``#/$defs/...``) merged in."""
+    ref = schema.get("$ref")
+    if not ref:
+        return schema
+    target = SCHEMA
+    for part in ref.removeprefix("#/").split("/"):
+        target = target[part]
+    return {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
+
+
 def undocumented_keys(schema: dict[str, Any], path: str = "") -> list[str]:
     """Paths of schema properties without a description (``<name>`` for free-form keys)."""
+    schema = resolved(schema)
     missing = []
     for key, sub in schema.get("properties", {}).items():
         where = f"{path}.{key}" if path else key
@@ -36,6 +48,7 @@ def undocumented_keys(schema: dict[str, Any], path: str = "") -> list[str]:
 
 def open_objects(schema: dict[str, Any], path: str = "") -> list[str]:
     """Paths of objects with named properties that would accept an unknown key."""
+    schema = resolved(schema)
     found = []
     if "properties" in schema and schema.get("additionalProperties") is not False:
         found.append(path or "(top level)")
@@ -145,7 +158,7 @@ def _schema_fields(schema: dict[str, Any], cls: type, path: str) -> list[str]:
     """Where a schema object and its settings class disagree on the keys (recursively)."""
     import typing
 
-    props = schema.get("properties", {})
+    props = resolved(schema).get("properties", {})
     names = {f.name for f in dataclasses.fields(cls)}
     wrong = [f"{path}: schema only {sorted(set(props) - names)}"] if set(props) - names else []
     if names - set(props):
@@ -159,7 +172,9 @@ def _schema_fields(schema: dict[str, Any], cls: type, path: str) -> list[str]:
             wrong += _schema_fields(sub, target, f"{path}.{name}")
         elif typing.get_origin(hint) is dict and dataclasses.is_dataclass(typing.get_args(hint)[1]):
             wrong += _schema_fields(
-                sub["additionalProperties"], typing.get_args(hint)[1], f"{path}.{name}.<name>"
+                resolved(sub)["additionalProperties"],
+                typing.get_args(hint)[1],
+                f"{path}.{name}.<name>",
             )
     return wrong
 

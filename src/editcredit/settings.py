@@ -238,6 +238,15 @@ class RuleResources(Section):
 
 
 @dataclass(frozen=True)
+class RayAllocation(Section):
+    """``training.ray.allocation``: the Ray cluster of the job's own SLURM allocation."""
+
+    port: int
+    object_store_mb: int
+    start_timeout_s: float
+
+
+@dataclass(frozen=True)
 class RaySettings(Section):
     """``training.ray``: rollout and grading workers inside a training job (docs/ray.md)."""
 
@@ -245,6 +254,7 @@ class RaySettings(Section):
     address: str
     num_workers: int
     gpus_per_worker: float
+    allocation: RayAllocation
 
 
 @dataclass(frozen=True)
@@ -378,6 +388,36 @@ class StatsSettings(Section):
 
 
 @dataclass(frozen=True)
+class BudgetCaps(Section):
+    """``budgets.run`` or ``budgets.studies.<study>``: caps declared before a job (0 = none)."""
+
+    steps: float
+    tokens: float
+    gradings: float
+    gpu_hours: float
+    wall_seconds: float
+
+
+@dataclass(frozen=True)
+class BudgetSettings(Section):
+    """``budgets``: the caps of each training run and of each pre-registered study (METHOD §11)."""
+
+    run: BudgetCaps
+    studies: dict[str, BudgetCaps]
+
+
+@dataclass(frozen=True)
+class StopSettings(Section):
+    """``stop``: the stop-or-continue study (METHOD §12)."""
+
+    enabled: bool
+    protocol: str
+    models: list[str]
+    evalsets: list[str]
+    retries: int
+
+
+@dataclass(frozen=True)
 class PaperSettings(Section):
     """``paper``: the compiled paper."""
 
@@ -402,6 +442,8 @@ class Settings(Section):
     audit: AuditSettings
     evaluation: EvaluationSettings
     stats: StatsSettings
+    budgets: BudgetSettings
+    stop: StopSettings
     paper: PaperSettings
 
     @classmethod

@@ -176,6 +176,10 @@ def _write_run(root: Path, spec: FakeSpec, run: str, arm: str, g) -> None:
         pq.write_table(
             pa.Table.from_pylist(metrics, schema=METRICS_SCHEMA), out / "metrics.parquet"
         )
+        spent = {"steps": float(end), "tokens": 1000.0 * end, "gradings": 50.0 * end}
+        spent.update(gpu_hours=0.0, wall_seconds=12.5 * end)
+        ledger = {"scope": run, "budget": {"tokens": 1e6}, "spent": spent, "infra_failures": 1}
+        (out / "segment.json").write_text(json.dumps({"run": run, "budget": ledger}))
         write_identity(out, {})
         _write_audit(root, run, end, ok=True)
 

@@ -24,7 +24,13 @@ import pytest
 from taskfactory import CONFIG, make_calc_task
 
 from editcredit.rl.rollout_worker import GroupJob
-from editcredit.rl.workers import InProcessWorkers, RayWorkers, actor_device, make_workers
+from editcredit.rl.workers import (
+    InProcessWorkers,
+    ProcessWorkers,
+    RayWorkers,
+    actor_device,
+    make_workers,
+)
 
 HEAD_CPUS = 2
 
@@ -43,11 +49,14 @@ def test_actor_device(device, address, gpus, expected):
     assert actor_device(device, address, gpus) == expected
 
 
-def test_disabled_ray_gives_one_in_process_worker(monkeypatch):
+def test_disabled_ray_gives_local_workers(monkeypatch):
     made = []
     monkeypatch.setattr(InProcessWorkers, "__init__", lambda self, kw: made.append(kw))
-    pool = make_workers({"enabled": False, "address": "x:1", "num_workers": 4}, {"k": 1})
+    monkeypatch.setattr(ProcessWorkers, "__init__", lambda self, n, kw: made.append((n, kw)))
+    pool = make_workers({"enabled": False, "address": "x:1", "num_workers": 1}, {"k": 1})
     assert isinstance(pool, InProcessWorkers) and made == [{"k": 1}]
+    pool = make_workers({"enabled": False, "address": "x:1", "num_workers": 4}, {"k": 1})
+    assert isinstance(pool, ProcessWorkers) and made[1] == (4, {"k": 1})
 
 
 def _free_port() -> int:

@@ -30,12 +30,12 @@ def tasks_file(tmp_path_factory):
     return path
 
 
-def _training(k: int, ray_workers: int | None) -> dict:
+def _training(k: int, ray_workers: int | None, processes: int = 1) -> dict:
     training = copy.deepcopy(CONFIG["training"])
     training["segment_steps"] = k
     training["grpo"].update(tasks_per_step=2, group_size=3, micro_batch_size=4, lr=0.01)
     training["ray"] = (
-        {"enabled": False, "address": "", "num_workers": 1}
+        {"enabled": False, "address": "", "num_workers": processes}
         if ray_workers is None
         else {"enabled": True, "address": "", "num_workers": ray_workers}
     )
@@ -93,3 +93,14 @@ def test_results_do_not_depend_on_the_number_of_ray_workers(base, tasks_file, tm
     assert frames[0]["logprobs"].map(list).tolist() == frames[1]["logprobs"].map(list).tolist()
     credit = [pd.read_parquet(o / "credit.parquet") for o in outs]
     pd.testing.assert_frame_equal(credit[0], credit[1])
+
+
+def test_local_worker_processes_give_the_in_process_results(base, tasks_file, tmp_path):
+    outs = [
+        _segment("M-s5", 1, base, tmp_path / f"p{n}" / "step_1", tasks_file, _training(1, None, n))
+        for n in (1, 2)
+    ]
+    assert _bytes(outs[0]) == _bytes(outs[1])
+    frames = [pd.read_parquet(o / "rollouts.parquet") for o in outs]
+    assert frames[0]["token_ids"].map(list).tolist() == frames[1]["token_ids"].map(list).tolist()
+    pd.testing.assert_frame_equal(*[pd.read_parquet(o / "credit.parquet") for o in outs])

@@ -75,6 +75,10 @@ def built(tmp_path_factory):
     )
     targets = '"paper/main.pdf"' if HAS_TEX else "paper_tables()"
     (root / "Snakefile").write_text(SNAKEFILE.replace("TARGETS", targets))
+    cfg_text = (root / "config" / "config.yaml").read_text()  # no stop study in this scratch
+    (root / "config" / "config.yaml").write_text(
+        cfg_text.replace("stop:\n  enabled: true", "stop:\n  enabled: false")
+    )
     cfg = yaml.safe_load((root / "config" / "config.yaml").read_text())
     samples = cfg.get("evaluation", {}).get("evalsets", {}).get("holdout", {}).get("samples", 2)
     write_fake_tree(
@@ -108,6 +112,9 @@ def test_workflow_writes_stats_tables_figures_and_paper(built):
     if HAS_TEX:
         assert (root / "paper" / "main.pdf").read_bytes().startswith(b"%PDF")
     assert "claim gate M - B:" in (root / "logs" / "compare" / "M-B.log").read_text()
+    costs = (root / "paper" / "tables" / "costs.tex").read_text()
+    assert r"Run: spent / budget" in costs  # each run's spend beside its declared budget
+    assert r"M-s42 & 4\,000 / 1\,000\,000 & 200 / 20\,000" in costs
 
 
 def test_gate_threshold_change_reruns_only_gate_tables_and_paper(built):

@@ -9,28 +9,33 @@ Then interruption and failure: Snakemake killed while a segment runs and started
 only what is missing; a job that fails on the node fails the run, naming its SLURM log; a segment
 cancelled with scancel is rerun from its last complete checkpoint.
 
-The session fixture starts SLURM through dev/slurm.sh (installing the Debian packages where
-missing, so as root) in its own state directory and ports, and stops every daemon it started.
+The session fixture ``slurm`` (tests/workflow/conftest.py) starts SLURM through dev/slurm.sh
+(installing the Debian packages where missing, so as root) in its own state directory and ports,
+and stops every daemon it started; the study's config and helpers are in tests/slurmfactory.py.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-import pandas as pd
 import pytest
-import yaml
 from policyfactory import train_toy_policy, write_toy_jsonl
-from taskfactory import REPO
+from slurmfactory import (
+    copy_workflow,
+    digest,
+    sacct,
+    segment_records,
+    smk,
+    smk_cmd,
+    study_config,
+)
 
 pytest.importorskip(
     "snakemake_executor_plugin_slurm",
@@ -43,127 +48,8 @@ pytestmark = [
     pytest.mark.timeout(1800),  # the module fixture runs the study twice
 ]
 
-FILES = ("Snakefile", "rules", "scripts", "config", "profiles", "envs", "src", "paper")
-SLURM_SH = Path(REPO, "dev", "slurm.sh")
-DAEMONS = ("munged", "mariadbd", "slurmdbd", "slurmctld", "slurmd")
 TARGET = "render_tables"  # the tables: needs controls, segments, audits, eval and statistics
 RUN = "M-s42"
-
-
-@pytest.fixture(scope="session")
-def slurm(tmp_path_factory):
-    """A running one-node SLURM; the environment its clients need (SLURM_CONF)."""
-    if os.geteuid() != 0 and shutil.which("slurmctld") is None:
-        pytest.skip("a local SLURM needs root to install and start (dev/slurm.sh start)")
-    state = tmp_path_factory.mktemp("slurm")
-    env = {
-        **os.environ,
-        "EDITCREDIT_SLURM_DIR": str(state),
-        "EDITCREDIT_SLURM_PORT": os.environ.get("EDITCREDIT_TEST_SLURM_PORT", "6917"),
-    }
-    env.pop("SLURM_JOB_ID", None)
-    started = subprocess.run(
-        [str(SLURM_SH), "start"], env=env, capture_output=True, text=True, timeout=900
-    )
-    try:
-        assert started.returncode == 0, started.stderr[-3000:]
-        env["SLURM_CONF"] = started.stdout.strip().split("=", 1)[1]
-        yield env
-    finally:
-        stop = subprocess.run(
-            [str(SLURM_SH), "stop"], env=env, capture_output=True, text=True, timeout=300
-        )
-        left = {d: (state / "run" / f"{d}.pid").read_text() for d in DAEMONS if _alive(state, d)}
-        assert stop.returncode == 0 and not left, (stop.stderr, left)
-
-
-def _alive(state: Path, daemon: str) -> bool:
-    pidfile = state / "run" / f"{daemon}.pid"
-    if not pidfile.is_file():
-        return False
-    try:
-        os.kill(int(pidfile.read_text().strip()), 0)
-    except (ProcessLookupError, ValueError):
-        return False
-    return True
-
-
-def _study_config(policy: Path, suite_file: Path) -> dict:
-    """The embedded default, cut down to a toy study that reaches the tables in a few minutes."""
-    cfg = yaml.safe_load(Path(REPO, "config", "config.yaml").read_text())
-    cfg["suites"] = {
-        "toy": {
-            "generator": "swebench",
-            "source": str(suite_file),
-            "seed": 0,
-            "splits": {"train": 1.0, "dev": 0.0, "holdout": 0.0},
-        }
-    }
-    cfg["models"] = {"toyp": {"source": "import", "path": str(policy)}}
-    cfg["agent"].update(max_turns=3, max_new_tokens=24)
-    train = cfg["training"]
-    train.update(model="toyp", suite="toy", plan={"M": [42], "B": [42]})
-    train.update(endpoint_step=2, segment_steps=1)
-    train["ray"].update(enabled=False, address="", num_workers=1)
-    train["grpo"].update(tasks_per_step=2, group_size=2, micro_batch_size=4, lr=0.01)
-    cfg["evaluation"]["evalsets"] = {
-        "toy": {"suite": "toy", "splits": ["train"], "samples": 1, "max_tasks": 0}
-    }
-    cfg["stats"].update(evalsets=["toy"], main="M-B", comparisons={"M-B": {"a": "M", "b": "B"}})
-    cfg["stats"]["bootstrap"]["n_resamples"] = 200
-    # every rule asks SLURM for little memory, so that jobs run side by side on a small node
-    cfg["resources"] = {
-        rule: {"mem_mb": 1000}
-        for rule in ("freeze_suite", "control", "train_segment", "eval_model", "control_replay")
-    }
-    return cfg
-
-
-def _copy_workflow(root: Path, cfg: dict) -> Path:
-    root.mkdir(parents=True)
-    for name in FILES:
-        src = Path(REPO, name)
-        ignore = shutil.ignore_patterns("tables", "figures", "main.pdf", "__pycache__")
-        if src.is_dir():
-            shutil.copytree(src, root / name, ignore=ignore)
-        else:
-            shutil.copy(src, root / name)
-    (root / "config" / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
-    return root
-
-
-def _smk_cmd(*args: str, slurm: bool) -> list[str]:
-    cmd = [sys.executable, "-m", "snakemake", "--nolock", *args]
-    if slurm:
-        # jobs: 2 (the node's cores); the status checks come from the profile
-        return [*cmd, "--workflow-profile", "profiles/slurm", "--jobs", "2"]
-    return [*cmd, "--cores", "2"]
-
-
-def _smk(root: Path, env: dict, *args: str, slurm: bool = True, timeout: int = 900):
-    return subprocess.run(
-        _smk_cmd(*args, slurm=slurm),
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
-def _sacct(env: dict, *args: str) -> list[dict]:
-    """sacct rows (allocations only, no steps) as dicts."""
-    fields = "JobID,JobName,State,ExitCode,Comment"
-    out = subprocess.run(
-        ["sacct", "-X", "-P", "-n", "-a", "-S", "now-2hours", "-o", fields, *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    return [
-        dict(zip(fields.split(","), line.split("|"), strict=False)) for line in out.splitlines()
-    ]
 
 
 def _job_stats(output: str) -> dict[str, int]:
@@ -178,10 +64,6 @@ def _job_stats(output: str) -> dict[str, int]:
     return counts
 
 
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def _deterministic_files(root: Path) -> dict[str, str]:
     """Outputs whose bytes are fixed by the DAG (path -> SHA256): the frozen suite, segment
     weights, credit ledgers, eval plan and slots."""
@@ -192,25 +74,7 @@ def _deterministic_files(root: Path) -> dict[str, str]:
         "results/eval/*/*/slots.parquet",
         "results/eval/plan.parquet",
     )
-    return {
-        str(p.relative_to(root)): _digest(p) for pat in patterns for p in sorted(root.glob(pat))
-    }
-
-
-def _records(segment: Path) -> dict[str, str]:
-    """A segment's rollouts and metrics without what the clock decides: the seconds columns of
-    metrics.parquet and the sandbox block (wall time, pytest's temp names) of each report."""
-    metrics = pd.read_parquet(segment / "metrics.parquet")
-    metrics = metrics[[c for c in metrics.columns if not c.startswith("seconds_")]]
-    rollouts = pd.read_parquet(segment / "rollouts.parquet")
-    reports = [json.loads(r) for r in rollouts.pop("report")]
-    for rep in reports:
-        rep.pop("sandbox", None)
-    return {
-        "metrics": metrics.to_json(orient="records", double_precision=15),
-        "rollouts": rollouts.to_json(orient="records", double_precision=15),
-        "reports": json.dumps(reports, sort_keys=True),
-    }
+    return {str(p.relative_to(root)): digest(p) for pat in patterns for p in sorted(root.glob(pat))}
 
 
 def _audit_hashes(root: Path) -> dict[str, object]:
@@ -231,19 +95,19 @@ def studies(tmp_path_factory, docker_sandbox, slurm):
     # a few SFT steps: the policy acts in the right format; how well does not matter here
     policy = train_toy_policy(base / "policy", docker_sandbox, sft_steps=60)
     suite = write_toy_jsonl(base / "toy.jsonl")
-    cfg = _study_config(policy, suite)
-    local = _copy_workflow(base / "local", cfg)
-    cluster = _copy_workflow(base / "cluster", cfg)
+    cfg = study_config(policy, suite)
+    local = copy_workflow(base / "local", cfg)
+    cluster = copy_workflow(base / "cluster", cfg)
     started = time.monotonic()
     local_proc = subprocess.Popen(
-        _smk_cmd(TARGET, slurm=False),
+        smk_cmd(TARGET, slurm=False),
         cwd=local,
         env=slurm,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
     )
-    proc = _smk(cluster, slurm, TARGET)
+    proc = smk(cluster, slurm, TARGET)
     local_out, _ = local_proc.communicate(timeout=900)
     assert local_proc.returncode == 0, local_out[-5000:]
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-6000:]
@@ -264,7 +128,7 @@ def test_every_job_goes_through_sbatch(studies):
     assert counts.get("train_segment") == 4 and counts.get("render_tables") == 1, log[-3000:]
     uuid = re.search(r"SLURM run ID: (\S+)", log)
     assert uuid, log[-3000:]
-    rows = _sacct(studies["env"], "--name", uuid[1])
+    rows = sacct(studies["env"], "--name", uuid[1])
     by_rule: dict[str, int] = {}
     for row in rows:
         assert row["State"] == "COMPLETED" and row["ExitCode"] == "0:0", row
@@ -281,7 +145,7 @@ def test_outputs_equal_the_local_run(studies):
     segments = sorted(p.relative_to(local) for p in local.glob("runs/*/step_*"))
     assert len(segments) == 4
     for seg in segments:
-        assert _records(cluster / seg) == _records(local / seg), seg
+        assert segment_records(cluster / seg) == segment_records(local / seg), seg
     assert _audit_hashes(cluster) == _audit_hashes(local) != {}
     for table in sorted((local / "paper" / "tables").glob("*.tex")):
         assert (cluster / "paper" / "tables" / table.name).is_file(), table.name
@@ -294,7 +158,7 @@ def test_job_failing_on_the_node_fails_the_run_with_its_slurm_log(studies):
     root, env = studies["cluster"], studies["env"]
     paired = root / "results/stats/paired/M-B.json"
     paired.write_text("{not json")
-    proc = _smk(root, env, "results/stats/M-B.json")
+    proc = smk(root, env, "results/stats/M-B.json")
     text = proc.stdout + proc.stderr
     assert proc.returncode != 0
     failed = re.search(r"SLURM-job '(\d+)' failed, SLURM status is: 'FAILED'", text)
@@ -323,7 +187,7 @@ def _start(root: Path, env: dict, *args: str, name: str) -> tuple[subprocess.Pop
     out = root / f"{name}.out"
     with open(out, "w") as fh:
         proc = subprocess.Popen(
-            _smk_cmd(*args, slurm=True),
+            smk_cmd(*args, slurm=True),
             cwd=root,
             env=env,
             stdout=fh,
@@ -350,7 +214,7 @@ def _running_job(env: dict, rule: str, proc: subprocess.Popen, out: Path) -> str
 
 
 def _state(env: dict, jobid: str) -> str:
-    rows = _sacct(env, "-j", jobid)
+    rows = sacct(env, "-j", jobid)
     return rows[0]["State"] if rows else ""
 
 
@@ -366,8 +230,8 @@ def _wait_state(env: dict, jobid: str, prefix: str) -> str:
 def _same_segment_as_local(studies) -> None:
     ours, theirs = studies["cluster"] / SEGMENT, studies["local"] / SEGMENT
     for name in ("model/model.safetensors", "credit.parquet"):
-        assert _digest(ours / name) == _digest(theirs / name), name
-    assert _records(ours) == _records(theirs)
+        assert digest(ours / name) == digest(theirs / name), name
+    assert segment_records(ours) == segment_records(theirs)
 
 
 def test_snakemake_killed_while_a_segment_runs_resubmits_only_the_missing(studies):
@@ -384,10 +248,10 @@ def test_snakemake_killed_while_a_segment_runs_resubmits_only_the_missing(studie
     assert proc.wait(timeout=120) != 0
     assert _wait_state(env, jobid, "CANCELLED").startswith("CANCELLED"), out.read_text()[-3000:]
 
-    dry = _smk(root, env, SEGMENT, "-n")
+    dry = smk(root, env, SEGMENT, "-n")
     assert dry.returncode == 0, dry.stderr[-3000:]
     assert _job_stats(dry.stdout + dry.stderr) == {"train_segment": 1}, dry.stdout[-3000:]
-    done = _smk(root, env, SEGMENT)
+    done = smk(root, env, SEGMENT)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert first.stat().st_mtime_ns == stamp
     _same_segment_as_local(studies)
@@ -417,7 +281,7 @@ def test_scancelled_segment_is_rerun_from_its_last_checkpoint(studies):
     assert proc.returncode != 0
     assert not (root / SEGMENT).exists()
 
-    done = _smk(root, env, SEGMENT)
+    done = smk(root, env, SEGMENT)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "steps 2..2" in (root / f"logs/train_segment/{RUN}/step_2.log").read_text()
     _same_segment_as_local(studies)

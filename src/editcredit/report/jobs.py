@@ -32,6 +32,8 @@ def tables_job(
     run_order: Sequence[str],
     gpus_by_rule: Mapping[str, int],
     config: Any,
+    segments: Sequence[str] = (),
+    budget: Mapping[str, Any] | None = None,
 ) -> dict[str, Path]:
     """Rule render_tables: every ``paper/tables/*.tex``.
 
@@ -47,6 +49,8 @@ def tables_job(
         audits=audits,
         benchmarks=sorted(Path(p) for p in benchmarks),
         benchmark_root=benchmark_root,
+        segments=segments,
+        budget=dict(budget or {}),
     )
     written = render_tables(
         inputs,

@@ -126,6 +126,13 @@ def p_equals(p: float | None) -> str:
     return "$p<0.001$" if p < 0.001 else f"$p={p:.3f}$"
 
 
+def budget_cap(x: float | None) -> str:
+    """A budget cap: ``$\\infty$`` for 0 or none (no cap), else the number."""
+    if _undefined(x) or not float(x):
+        return r"$\infty$"
+    return count(x) if float(x).is_integer() else fixed(x)
+
+
 def make_env(template_dir: str | Path) -> jinja2.Environment:
     """A strict jinja2 environment over ``template_dir`` with the LaTeX delimiters and filters."""
     env = jinja2.Environment(
@@ -151,6 +158,7 @@ def make_env(template_dir: str | Path) -> jinja2.Environment:
         fixed=fixed,
         pvalue=pvalue,
         peq=p_equals,
+        budgetcap=budget_cap,
     )
     return env
 

@@ -59,6 +59,8 @@ class TableInputs:
     audits: Sequence[str | Path] = ()
     benchmarks: Sequence[str | Path] = ()
     benchmark_root: str | Path = "results/benchmarks"
+    segments: Sequence[str | Path] = ()  # endpoint segment directories (budget ledgers)
+    budget: Mapping[str, Any] = field(default_factory=dict)  # config budgets.run
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def load(self, path: str | Path) -> Any:
@@ -72,6 +74,29 @@ class TableInputs:
 
     def records(self, paths: Sequence[str | Path]) -> list[Any]:
         return [self.load(p) for p in paths]
+
+
+def _ledgers(segments: Sequence[str | Path]) -> list[Path]:
+    return [p for p in (Path(s) / "segment.json" for s in segments) if p.is_file()]
+
+
+def budget_rows(segments: Sequence[str | Path], budget: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Per run: the declared budget (config budgets.run) beside the spend its endpoint segment
+    records (all its segments), and the attempts that failed on infrastructure, apart."""
+    rows = []
+    for path in _ledgers(segments):
+        ledger = json.loads(path.read_text(encoding="utf-8")).get("budget")
+        if not ledger:
+            continue
+        rows.append(
+            {
+                "run": ledger["scope"],
+                "spent": ledger["spent"],
+                "cap": {k: float(budget.get(k) or 0) for k in ledger["spent"]},
+                "infra_failures": ledger["infra_failures"],
+            }
+        )
+    return rows
 
 
 def _audits(inputs: TableInputs) -> dict[tuple[str, int], Any]:
@@ -139,8 +164,13 @@ def render_tables(
         ),
         "audits": ({"rows": ctx.audits_context(_audits(inputs), run_order)}, list(inputs.audits)),
         "costs": (
-            {"rows": costs, "total": total, "arms": ctx.health_context(training)},
-            [*inputs.benchmarks, *inputs.training],
+            {
+                "rows": costs,
+                "total": total,
+                "arms": ctx.health_context(training),
+                "budgets": budget_rows(inputs.segments, inputs.budget),
+            },
+            [*inputs.benchmarks, *inputs.training, *_ledgers(inputs.segments)],
         ),
         "numbers": ({"numbers": numbers}, every),
     }

@@ -20,6 +20,7 @@ import torch
 
 from editcredit.data.task import Task
 from editcredit.policy.model import enable_activation_checkpointing
+from editcredit.protocol.budget import BudgetGuard
 from editcredit.rl.checkpoint import load_state, save_segment
 from editcredit.rl.config import TrainConfig
 from editcredit.rl.credit import ARM_QUERIES_CF
@@ -253,9 +254,10 @@ def segment_receipt(
     changed: int,
     started: float,
     device: torch.device,
+    budget: BudgetGuard | None = None,
 ) -> dict[str, Any]:
-    """The segment's receipt: its steps, changed tensors, alerts, timing, and at the first
-    segment of a run the gate of METHOD §5."""
+    """The segment's receipt: its steps, changed tensors, alerts, timing, the budget's ledger
+    when one guards the run, and at the first segment of a run the gate of METHOD §5."""
     receipt = {
         "run": spec.run,
         "arm": cfg.arm,
@@ -268,6 +270,8 @@ def segment_receipt(
         "seconds_per_step": (time.monotonic() - started) / spec.steps,
         "device": str(device),
     }
+    if budget is not None:
+        receipt["budget"] = budget.ledger()
     if spec.start_state is None:
         receipt["first_segment_gate"] = first_segment_gate(cfg.arm, rows, metrics, changed)
     return receipt
@@ -281,19 +285,30 @@ def train_segment(
     health_cfg: dict[str, Any],
     device: torch.device,
     log=print,
+    budget: BudgetGuard | None = None,
 ) -> dict[str, Any]:
-    """Run ``spec.steps`` steps and write ``spec.out_dir``; return the segment receipt."""
+    """Run ``spec.steps`` steps and write ``spec.out_dir``; return the segment receipt.
+
+    With a ``budget``, each step is checked before it runs; a cap that the step would cross
+    raises :class:`BudgetExceeded` (its receipt under ``logs/budgets/``) and nothing is written.
+    """
     started = time.monotonic()
     by_id = {t.instance_id: t for t in pool}
     trainer = start_trainer(spec, cfg, health_cfg, device)
     all_rows, ledger, metrics = [], [], []
     for step in range(spec.start_step + 1, spec.start_step + spec.steps + 1):
+        if budget is not None:
+            budget.check(step)
+        step_started = time.monotonic()
         records = train_step(spec, step, trainer, by_id, cfg, workers, log)
         all_rows += records.rows
         ledger += records.ledger
         metrics.append(records.metrics)
+        if budget is not None:
+            seconds = time.monotonic() - step_started
+            budget.add(*step_cost(records.rows, records.ledger, records.metrics, seconds))
     changed = trainer.changed_tensors()
-    receipt = segment_receipt(spec, cfg, all_rows, metrics, changed, started, device)
+    receipt = segment_receipt(spec, cfg, all_rows, metrics, changed, started, device, budget)
     save_segment(
         spec.out_dir,
         trainer.model,
@@ -311,6 +326,24 @@ def train_segment(
         },
     )
     return receipt
+
+
+def step_cost(rows, credit_ledger, metrics_row, seconds: float) -> tuple[dict[str, float], int]:
+    """One step's spend against a budget, and its attempts that failed on infrastructure
+    (masked rollouts and unavailable counterfactual queries), counted apart."""
+    visible_runs = sum(
+        1 for r in rows for t in json.loads(r["turns"] or "[]") if t.get("kind") == "run"
+    )
+    gradings = len(rows) + int(metrics_row["cf_sent"]) + visible_runs
+    failed = sum(1 for r in rows if r["masked"]) + sum(
+        1 for q in credit_ledger if not q["available"] and q["reason"] != "not queried (rate)"
+    )
+    cost = {
+        "tokens": float(metrics_row["generated_tokens"]),
+        "gradings": float(gradings),
+        "wall_seconds": seconds,
+    }
+    return cost, failed
 
 
 def first_segment_gate(arm: str, rows, metrics, changed_tensors: int) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from editcredit.audit.provenance import atomic_write_text, write_result_json
 from editcredit.layout import control_run_name, parse_run
 from editcredit.policy.base_job import training_tasks
 from editcredit.policy.devices import bind_gpus
+from editcredit.protocol.budget import Budget, BudgetGuard
 from editcredit.rl.config import TrainConfig
 from editcredit.rl.control import replay_control
 from editcredit.rl.records import ROLLOUT_SCHEMA, write_table
@@ -59,6 +60,24 @@ def check_storage(out_dir: str, start_model: str, min_free_gb: float, run: str) 
             f"plus the {min_free_gb} GB floor; stopped before training ({path})"
         )
     return record
+
+
+def run_budget_guard(
+    run: str,
+    budget: dict[str, Any] | None,
+    start_state: str | None,
+    gpus: int,
+    receipt_dir: str,
+) -> BudgetGuard:
+    """The run's budget (config ``budgets.run``) with what its earlier segments spent (their
+    ``segment.json`` ledgers): the caps hold for the whole run, not per segment."""
+    spent, failed = {}, 0
+    if start_state:
+        earlier = json.loads((Path(start_state) / "segment.json").read_text()).get("budget")
+        if earlier:
+            spent, failed = earlier["spent"], int(earlier["infra_failures"])
+    caps = Budget.from_mapping(budget, where="config budgets.run")
+    return BudgetGuard(run, caps, spent, failed, receipt_dir=receipt_dir, gpus=gpus)
 
 
 def train_config(
@@ -112,6 +131,8 @@ def train_segment_job(
     config: dict[str, Any],
     generation: dict[str, Any] | None = None,
     gate_dir: str = "logs/gates",
+    budget: dict[str, Any] | None = None,
+    budget_dir: str = "logs/budgets",
 ) -> dict[str, Any]:
     name = parse_run(run)
     cfg = train_config(training, agent, name.arm, name.seed)
@@ -136,9 +157,11 @@ def train_segment_job(
     storage = check_storage(
         out_dir, start_model, float(training["health"]["min_free_disk_gb"]), run
     )
+    guard = run_budget_guard(run, budget, start_state, gpus, budget_dir)
     workers = make_workers(training["ray"], worker_kwargs)
     try:
-        receipt = train_segment(spec, cfg, pool, workers, training["health"], device)
+        receipt = train_segment(spec, cfg, pool, workers, training["health"], device, budget=guard)
+        receipt["workers"] = workers.describe()
     finally:
         workers.close()
     receipt["storage"] = storage
@@ -187,6 +210,7 @@ def control_replay_job(
     workers = make_workers(training["ray"], worker_kwargs)
     try:
         rows = replay_control(cfg, steps, pool, workers)
+        where = workers.describe()
     finally:
         workers.close()
     out_path = Path(out)
@@ -202,6 +226,7 @@ def control_replay_job(
         "base_model": base_model,
         "seconds": time.monotonic() - started,
         "device": str(device),
+        "workers": where,
     }
     inputs = [base_model, tasks_path] + ([controls_path] if controls_path else [])
     write_result_json(out_path.with_suffix(".json"), receipt, inputs, config)

@@ -1,16 +1,20 @@
-"""Rollout and counterfactual-grading workers: in-process, or Ray actors (local or a cluster).
+"""Rollout and counterfactual-grading workers: in-process, local processes, or Ray actors (a
+local instance, an existing cluster, or a cluster of the job's own SLURM allocation).
 
-Both pools run whole task groups (`GroupJob`) and return results in job order, so the number of
-workers changes speed, never results.
+Every pool runs whole task groups (`GroupJob`) and returns results in job order, so the number
+and kind of workers change speed, never results.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+from multiprocessing.connection import Connection, wait
 from typing import Any, Protocol
 
 import torch
 
+from editcredit.rl import ray_allocation
 from editcredit.rl.rollout_worker import GroupJob, RolloutWorker
 
 
@@ -18,6 +22,7 @@ class WorkerPool(Protocol):
     def set_weights(self, state_dict: dict[str, torch.Tensor]) -> None: ...
     def run_groups(self, jobs: list[GroupJob]) -> list[dict[str, Any]]: ...
     def close(self) -> None: ...
+    def describe(self) -> dict[str, Any]: ...
 
 
 class InProcessWorkers:
@@ -35,6 +40,88 @@ class InProcessWorkers:
     def close(self) -> None:
         self.worker.close()
 
+    def describe(self) -> dict[str, Any]:
+        return {"kind": "in_process"}
+
+
+def _serve(conn: Connection, worker_kwargs: dict[str, Any]) -> None:
+    """A worker process: one `RolloutWorker`, driven by (command, argument) messages."""
+    worker = RolloutWorker(**worker_kwargs)
+    while True:
+        try:
+            command, argument = conn.recv()
+        except EOFError:  # the parent is gone
+            worker.close()
+            return
+        try:
+            if command == "close":
+                worker.close()
+                conn.send(("ok", None))
+                return
+            result = getattr(worker, command)(argument)
+            conn.send(("ok", result))
+        except BaseException as exc:  # the parent raises it, naming the worker's error
+            conn.send(("error", f"{type(exc).__name__}: {exc}"))
+
+
+class ProcessWorkers:
+    """``n`` local worker processes (spawned, no Ray): groups go to whichever worker is free."""
+
+    def __init__(self, n: int, worker_kwargs: dict[str, Any]) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.conns: list[Connection] = []
+        self.procs = []
+        for _ in range(n):
+            parent, child = context.Pipe()
+            # not a daemon: its worker may start processes of its own (sandboxes)
+            proc = context.Process(target=_serve, args=(child, worker_kwargs))
+            proc.start()
+            child.close()
+            self.conns.append(parent)
+            self.procs.append(proc)
+
+    def _reply(self, conn: Connection) -> Any:
+        status, value = conn.recv()
+        if status != "ok":
+            raise RuntimeError(f"rollout worker process failed: {value}")
+        return value
+
+    def set_weights(self, state_dict: dict[str, torch.Tensor]) -> None:
+        weights = {k: v.detach().cpu() for k, v in state_dict.items()}
+        for conn in self.conns:
+            conn.send(("set_weights", weights))
+        for conn in self.conns:
+            self._reply(conn)
+
+    def run_groups(self, jobs: list[GroupJob]) -> list[dict[str, Any]]:
+        results: list[Any] = [None] * len(jobs)
+        pending = list(enumerate(jobs))
+        busy: dict[Connection, int] = {}
+        while pending or busy:
+            for conn in self.conns:
+                if conn not in busy and pending:
+                    index, job = pending.pop(0)
+                    conn.send(("run_group", job))
+                    busy[conn] = index
+            for conn in wait(list(busy)):
+                results[busy.pop(conn)] = self._reply(conn)
+        return results
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": "processes", "workers": len(self.procs)}
+
+    def close(self) -> None:
+        try:
+            for conn in self.conns:
+                conn.send(("close", None))
+            for conn in self.conns:
+                self._reply(conn)
+        finally:
+            for proc in self.procs:
+                proc.join(timeout=30)
+                if proc.is_alive():
+                    proc.kill()
+
 
 class RayWorkers:
     """``n`` Ray actors; a local Ray instance unless ``address`` names an existing cluster.
@@ -42,7 +129,9 @@ class RayWorkers:
     On a cluster (``address``, e.g. ``"head-node:6379"`` or ``"auto"``) the actors run on any
     node with a free CPU (and ``gpus_per_worker`` GPUs); every node must see this repository's
     ``src/`` and the model directories at the same paths (a shared filesystem) and run the same
-    Python environment (docs/ray.md).
+    Python environment (docs/ray.md). With ``cluster`` (a cluster of the job's SLURM allocation,
+    ``editcredit.rl.ray_allocation``) the driver waits for its nodes, prints ``ray status`` and
+    stops the cluster on closing.
     """
 
     def __init__(
@@ -51,10 +140,13 @@ class RayWorkers:
         worker_kwargs: dict[str, Any],
         address: str = "",
         gpus_per_worker: float = 0.0,
+        cluster: ray_allocation.AllocationCluster | None = None,
+        start_timeout_s: float = 120.0,
     ) -> None:
         import ray
 
         self._ray = ray
+        self.cluster = cluster
         self._owns = not ray.is_initialized()
         if self._owns:
             kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
@@ -66,11 +158,17 @@ class RayWorkers:
             src = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
             kwargs["runtime_env"] = {"env_vars": {"PYTHONPATH": src}}
             ray.init(**kwargs)
+        if cluster is not None:
+            cluster.wait_for_nodes(ray, start_timeout_s)
+            print(cluster.status(), flush=True)
         kwargs = dict(worker_kwargs)
         if "device" in kwargs:
             kwargs["device"] = actor_device(str(kwargs["device"]), address, gpus_per_worker)
         actor = ray.remote(num_cpus=1, num_gpus=gpus_per_worker)(RolloutWorker)
         self.actors = [actor.remote(**kwargs) for _ in range(n)]
+        self.groups = [0] * n  # task groups handed to each actor
+        self._index = {id(a): i for i, a in enumerate(self.actors)}
+        self._described: dict[str, Any] | None = None
 
     def set_weights(self, state_dict: dict[str, torch.Tensor]) -> None:
         ref = self._ray.put({k: v.detach().cpu() for k, v in state_dict.items()})
@@ -79,27 +177,82 @@ class RayWorkers:
     def run_groups(self, jobs: list[GroupJob]) -> list[dict[str, Any]]:
         from ray.util import ActorPool
 
+        def submit(actor, job):
+            self.groups[self._index[id(actor)]] += 1
+            return actor.run_group.remote(job)
+
         pool = ActorPool(self.actors)
-        return list(pool.map(lambda a, job: a.run_group.remote(job), jobs))
+        return list(pool.map(submit, jobs))
+
+    def describe(self) -> dict[str, Any]:
+        """Where the work ran: the cluster's GCS address, each actor's Ray node and the task
+        groups it was handed, and for an allocation's cluster its SLURM job and nodes."""
+        ray = self._ray
+        if self._described is None:
+            nodes = ray.get([a.__ray_call__.remote(_ray_node_id) for a in self.actors])
+            self._described = {
+                "kind": "ray",
+                "address": ray.get_runtime_context().gcs_address,
+                "actor_nodes": nodes,
+            }
+            if self.cluster is not None:
+                self._described["allocation"] = self.cluster.describe()
+        return {**self._described, "actor_groups": list(self.groups)}
 
     def close(self) -> None:
         try:
             self._ray.get([a.close.remote() for a in self.actors])
         finally:
-            if self._owns:
-                self._ray.shutdown()
+            try:
+                if self._owns:
+                    self._ray.shutdown()
+            finally:
+                if self.cluster is not None:
+                    self.cluster.stop()
+
+
+def _ray_node_id(_actor: Any) -> str:
+    """Run inside an actor (``__ray_call__``): the id of the Ray node it lives on."""
+    import ray
+
+    return ray.get_runtime_context().get_node_id()
 
 
 def make_workers(ray_cfg: dict[str, Any], worker_kwargs: dict[str, Any]) -> WorkerPool:
-    """Ray actors when ``ray.enabled`` (default), else one in-process worker."""
+    """Ray actors when ``ray.enabled`` (default); else ``num_workers`` local processes, or one
+    in-process worker when that is 1. With ``address: "slurm"`` a Ray cluster of the job's SLURM
+    allocation is started first (``ray.allocation``) and stopped when the pool closes, or when
+    building the pool fails."""
     if not ray_cfg.get("enabled", True):
-        return InProcessWorkers(worker_kwargs)
-    return RayWorkers(
-        int(ray_cfg["num_workers"]),
-        worker_kwargs,
-        ray_cfg.get("address", ""),
-        float(ray_cfg.get("gpus_per_worker", 0)),
-    )
+        n = int(ray_cfg.get("num_workers", 1))
+        return ProcessWorkers(n, worker_kwargs) if n > 1 else InProcessWorkers(worker_kwargs)
+    address = ray_cfg.get("address", "")
+    gpus = float(ray_cfg.get("gpus_per_worker", 0))
+    if address != ray_allocation.ADDRESS:
+        return RayWorkers(int(ray_cfg["num_workers"]), worker_kwargs, address, gpus)
+    if gpus > 0:
+        raise ray_allocation.RayAllocationError(
+            f"training.ray.address '{address}' starts CPU-only Ray worker nodes; "
+            f"gpus_per_worker must be 0, not {gpus}"
+        )
+    settings = ray_cfg["allocation"]
+    cluster = ray_allocation.start_allocation_cluster(settings)
+    try:
+        return RayWorkers(
+            int(ray_cfg["num_workers"]),
+            worker_kwargs,
+            cluster.address,
+            gpus,
+            cluster=cluster,
+            start_timeout_s=float(settings["start_timeout_s"]),
+        )
+    except BaseException:
+        import ray
+
+        if ray.is_initialized():
+            ray.shutdown()
+        cluster.stop()
+        raise
 
 
 def actor_device(device: str, address: str, gpus_per_worker: float) -> str:

@@ -1,0 +1,123 @@
+# The stop-or-continue study (METHOD §12) under its pre-registered protocol (METHOD §11):
+# freeze the protocol, grade every decision point of the studied models' eval trajectories,
+# fit the stop policies on the fit splits, evaluate them on the sealed split and apply the gate
+# once, then the paper's section. Seals and gate records live under logs/seals/ (never outputs).
+
+
+rule freeze_protocol:
+    input:
+        "config/protocols/{study}.yaml",
+    output:
+        "logs/protocols/{study}.json",
+    log:
+        "logs/freeze_protocol/{study}.log",
+    benchmark:
+        "results/benchmarks/freeze_protocol/{study}.tsv"
+    wildcard_constraints:
+        study="[A-Za-z0-9_-]+",
+    conda:
+        "../envs/editcredit.yaml"
+    resources:
+        gpu=0,
+        mem_mb=mem_mb("freeze_protocol", 500),
+    params:
+        seal_dir="logs/seals",
+    script:
+        "../scripts/freeze_protocol.py"
+
+
+rule stop_checkpoints:
+    input:
+        slots=stop_slots,
+        tasks=stop_tasks(),
+        # frozen before any label exists, without re-grading when the protocol is re-frozen
+        receipt=ancient(stop_receipt()),
+    output:
+        checkpoints="results/stop/{model}/checkpoints.parquet",
+        receipt="results/stop/{model}/checkpoints.json",
+    log:
+        "logs/stop_checkpoints/{model}.log",
+    benchmark:
+        "results/benchmarks/stop_checkpoints/{model}.tsv"
+    wildcard_constraints:
+        model=names_regex(stop_models()),
+    conda:
+        "../envs/editcredit.yaml"
+    threads: 2
+    resources:
+        gpu=0,
+        mem_mb=mem_mb("stop_checkpoints", 4000),
+    params:
+        grading=config["grading"],
+        sandbox=config["sandbox"],
+        retries=config["stop"]["retries"],
+    script:
+        "../scripts/stop_checkpoints.py"
+
+
+rule stop_policies:
+    input:
+        checkpoints=stop_checkpoints(),
+        protocol=config["stop"]["protocol"],
+        receipt=stop_receipt(),
+    output:
+        scores="results/stop/scores.parquet",
+        policies="results/stop/policies.json",
+    log:
+        "logs/stop_policies.log",
+    benchmark:
+        "results/benchmarks/stop_policies.tsv"
+    conda:
+        "../envs/editcredit.yaml"
+    resources:
+        gpu=0,
+        mem_mb=mem_mb("stop_policies", 2000),
+    script:
+        "../scripts/stop_policies.py"
+
+
+rule stop_eval:
+    input:
+        checkpoints=stop_checkpoints(),
+        scores="results/stop/scores.parquet",
+        policies="results/stop/policies.json",
+        protocol=config["stop"]["protocol"],
+        receipt=stop_receipt(),
+    output:
+        "results/stop/eval.json",
+    log:
+        "logs/stop_eval.log",
+    benchmark:
+        "results/benchmarks/stop_eval.tsv"
+    conda:
+        "../envs/editcredit.yaml"
+    resources:
+        gpu=0,
+        mem_mb=mem_mb("stop_eval", 2000),
+    params:
+        seal_dir="logs/seals",
+    script:
+        "../scripts/stop_eval.py"
+
+
+rule stop_report:
+    input:
+        eval="results/stop/eval.json",
+        receipts=expand("results/stop/{model}/checkpoints.json", model=stop_models()),
+    output:
+        section="paper/tables/stop_section.tex",
+        figure_pdf="paper/figures/stop_curve.pdf",
+        figure_png="paper/figures/stop_curve.png",
+    log:
+        "logs/stop_report.log",
+    benchmark:
+        "results/benchmarks/stop_report.tsv"
+    conda:
+        "../envs/editcredit.yaml"
+    resources:
+        gpu=0,
+        mem_mb=mem_mb("stop_report", 2000),
+    params:
+        budget=stop_budget(),
+    script:
+        "../scripts/stop_report.py"
