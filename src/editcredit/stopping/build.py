@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 from editcredit.audit.provenance import write_result_json, write_result_parquet
 from editcredit.data.freeze import load_tasks
 from editcredit.data.task import Task
-from editcredit.evaluation.faults import INFRA_ERRORS
+from editcredit.evaluation.sandboxes import INFRA_ERRORS
 from editcredit.grading.grader import grade_patch
 from editcredit.protocol.budget import Budget, BudgetGuard
 from editcredit.stopping.points import FEATURES, decision_points, sha256_text, tree_sha256
