@@ -383,7 +383,7 @@ def stop_study():
 
 
 def stop_receipt():
-    return f"logs/protocols/{stop_study()}.json"
+    return layout.protocol_receipt(stop_study())
 
 
 def stop_slots(wildcards):
@@ -393,16 +393,16 @@ def stop_slots(wildcards):
 def stop_tasks():
     ev = config["evaluation"]["evalsets"]
     suites = sorted({ev[e]["suite"] for e in stop_evalsets()})
-    return [f"data/frozen/{s}/tasks.parquet" for s in suites]
+    return [layout.frozen_tasks(s) for s in suites]
 
 
 def stop_checkpoints():
-    return [f"results/stop/{m}/checkpoints.parquet" for m in stop_models()]
+    return [layout.stop_checkpoints(m) for m in stop_models()]
 
 
 def stop_results():
     """The study's evaluation when it runs (render_tables waits for it: its rules are costed)."""
-    return ["results/stop/eval.json"] if config["stop"]["enabled"] else []
+    return [layout.STOP_EVAL] if SETTINGS.stop.enabled else []
 
 
 def stop_targets():
@@ -420,4 +420,4 @@ def stop_paper_inputs():
     """The paper's stop-or-continue section and figure (rule stop_report), when the study runs."""
     if not config["stop"]["enabled"]:
         return []
-    return ["paper/tables/stop_section.tex", "paper/figures/stop_curve.pdf"]
+    return [layout.STOP_SECTION, layout.STOP_FIGURE.format(ext="pdf")]

@@ -8,7 +8,7 @@ rule freeze_protocol:
     input:
         "config/protocols/{study}.yaml",
     output:
-        "logs/protocols/{study}.json",
+        layout.PROTOCOL_RECEIPT,
     log:
         "logs/freeze_protocol/{study}.log",
     benchmark:
@@ -33,8 +33,8 @@ rule stop_checkpoints:
         # frozen before any label exists, without re-grading when the protocol is re-frozen
         receipt=ancient(stop_receipt()),
     output:
-        checkpoints="results/stop/{model}/checkpoints.parquet",
-        receipt="results/stop/{model}/checkpoints.json",
+        checkpoints=layout.STOP_CHECKPOINTS,
+        receipt=layout.STOP_CHECKPOINTS_RECEIPT,
     log:
         "logs/stop_checkpoints/{model}.log",
     benchmark:
@@ -61,8 +61,8 @@ rule stop_policies:
         protocol=config["stop"]["protocol"],
         receipt=stop_receipt(),
     output:
-        scores="results/stop/scores.parquet",
-        policies="results/stop/policies.json",
+        scores=layout.STOP_SCORES,
+        policies=layout.STOP_POLICIES,
     log:
         "logs/stop_policies.log",
     benchmark:
@@ -79,12 +79,12 @@ rule stop_policies:
 rule stop_eval:
     input:
         checkpoints=stop_checkpoints(),
-        scores="results/stop/scores.parquet",
-        policies="results/stop/policies.json",
+        scores=layout.STOP_SCORES,
+        policies=layout.STOP_POLICIES,
         protocol=config["stop"]["protocol"],
         receipt=stop_receipt(),
     output:
-        "results/stop/eval.json",
+        layout.STOP_EVAL,
     log:
         "logs/stop_eval.log",
     benchmark:
@@ -102,12 +102,12 @@ rule stop_eval:
 
 rule stop_report:
     input:
-        eval="results/stop/eval.json",
-        receipts=expand("results/stop/{model}/checkpoints.json", model=stop_models()),
+        eval=layout.STOP_EVAL,
+        receipts=expand(layout.STOP_CHECKPOINTS_RECEIPT, model=stop_models()),
     output:
-        section="paper/tables/stop_section.tex",
-        figure_pdf="paper/figures/stop_curve.pdf",
-        figure_png="paper/figures/stop_curve.png",
+        section=layout.STOP_SECTION,
+        figure_pdf=layout.STOP_FIGURE.format(ext="pdf"),
+        figure_png=layout.STOP_FIGURE.format(ext="png"),
     log:
         "logs/stop_report.log",
     benchmark:

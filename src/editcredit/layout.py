@@ -170,6 +170,26 @@ def parse_eval_slots(path: str | Path) -> tuple[str, str]:
     return match["model"], match["evalset"]
 
 
+# --- the stop-or-continue study (METHOD §12) --------------------------------------------------
+
+PROTOCOL_RECEIPT = "logs/protocols/{study}.json"
+STOP_CHECKPOINTS = "results/stop/{model}/checkpoints.parquet"
+STOP_CHECKPOINTS_RECEIPT = "results/stop/{model}/checkpoints.json"
+STOP_SCORES = "results/stop/scores.parquet"
+STOP_POLICIES = "results/stop/policies.json"
+STOP_EVAL = "results/stop/eval.json"
+STOP_SECTION = "paper/tables/stop_section.tex"
+STOP_FIGURE = "paper/figures/stop_curve.{ext}"
+
+
+def protocol_receipt(study: str) -> str:
+    return PROTOCOL_RECEIPT.format(study=study)
+
+
+def stop_checkpoints(model: str) -> str:
+    return STOP_CHECKPOINTS.format(model=model)
+
+
 # --- statistics and the paper -----------------------------------------------------------------
 
 STATS_SCORES = "results/stats/scores/{evalset}.json"
