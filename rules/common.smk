@@ -45,6 +45,8 @@ def suite_sources(wildcards):
     suite = SETTINGS.suites[wildcards.suite]
     if suite.generator == "minibugs":
         return POOL_FILES
+    if suite.generator == "procedural":
+        return ["src/editcredit/data/procedural.py"]
     return [suite.source]
 
 
@@ -63,6 +65,18 @@ def model_gpus(wildcards):
 def base_model_tasks(wildcards):
     model = SETTINGS.models[wildcards.model]
     return layout.frozen_tasks(model.suite) if model.source == "train" else []
+
+
+def base_model_corpus(wildcards):
+    """The frozen suites whose train tasks the experts also play (models.<name>.corpus_suites)."""
+    model = SETTINGS.models[wildcards.model]
+    for suite in model.corpus_suites or []:
+        if suite not in SETTINGS.suites or suite == model.suite:
+            raise ValueError(
+                f"config: models.{wildcards.model}.corpus_suites names {suite!r}, which is "
+                "not a further suite of suites.<name>"
+            )
+    return [layout.frozen_tasks(s) for s in model.corpus_suites or []]
 
 
 def base_model_controls(wildcards):

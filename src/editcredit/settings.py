@@ -48,6 +48,8 @@ class SuiteSettings(Section):
     splits: Splits
     mutants_per_function: int
     modules: list[str]
+    pool_modules: int
+    pool_functions: int
     timeout_s: float
     validation_timeout_s: float
     manifest_sha256: str
@@ -209,6 +211,7 @@ class ModelSettings(Section):
     tokenizer_vocab: int
     path: str | None = None
     suite: str | None = None
+    corpus_suites: list[str] | None = None
     architecture: Architecture | None = None
     experts: Experts | None = None
     sft: Sft | None = None

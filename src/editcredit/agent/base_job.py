@@ -23,13 +23,17 @@ def base_model_job(
     controls_path: str | None,
     out_dir: str,
     gpus: int,
+    corpus_paths: list[str] | None = None,
 ) -> None:
-    """Rule base_model: expert episodes on the suite's training tasks, then the tiny LM fitted
-    on them (an HF directory with its identity receipt in ``out_dir``)."""
+    """Rule base_model: expert episodes on the suite's training tasks (and on the train tasks
+    of the model's corpus suites, ``corpus_paths``), then the tiny LM fitted on them (an HF
+    directory with its identity receipt in ``out_dir``)."""
     out = Path(out_dir)
     device = bind_gpus(int(gpus))
     tasks = training_tasks(tasks_path, controls_path)
-    print(f"training the base policy on {len(tasks)} train tasks ({device})")
+    extra = [t for p in corpus_paths or [] for t in training_tasks(p, None)]
+    print(f"training the base policy on {len(tasks)} train tasks + {len(extra)} corpus tasks")
+    tasks += extra
     workers = int(sandbox_cfg["workers"])
     start = time.monotonic()
     experts = {**model_cfg["experts"], "seed": model_cfg["seed"]}
