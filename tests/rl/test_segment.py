@@ -11,6 +11,7 @@ import pytest
 from policyfactory import toy_tasks, train_toy_policy
 from taskfactory import CONFIG
 
+from editcredit.rl.scalars import read_scalars
 from editcredit.rl.train_job import train_segment_job
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -80,6 +81,10 @@ def test_two_segments_of_k_give_the_bytes_of_one_segment_of_2k(base, tasks_file,
     metrics = pd.read_parquet(whole / "metrics.parquet")
     assert metrics["step"].tolist() == [1, 2]
     assert (whole / "identity.json").is_file() and (whole / "segment.json").is_file()
+    live = read_scalars(whole.parent / "tensorboard")  # the run's TensorBoard sidecar
+    assert [s for s, _ in live["reward/pass_rate"]] == [1, 2]
+    assert [v for _, v in live["reward/pass_rate"]] == pytest.approx(metrics["pass_rate"].tolist())
+    assert [s for s, _ in live["policy/entropy"]] == [1, 2]
 
 
 def test_results_do_not_depend_on_the_number_of_ray_workers(base, tasks_file, tmp_path):
