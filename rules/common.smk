@@ -3,12 +3,26 @@
 from pathlib import Path
 
 from editcredit import layout
+from editcredit.agent.environments import check_played_suites
 from editcredit.layout import names_regex
 from editcredit.settings import Settings
 
 # The typed configuration tree, built once from the validated config (the Snakefile filled the
 # schema's defaults); an unknown, missing or mistyped key stops the DAG here, naming its path.
 SETTINGS = Settings.from_config(config)
+
+
+def played_suites():
+    """Suites whose tasks episodes are played on: training, evaluation, the models' probes."""
+    suites = {SETTINGS.training.suite}
+    suites |= {e.suite for e in SETTINGS.evaluation.evalsets.values()}
+    return suites | {m.suite for m in SETTINGS.models.values() if m.suite}
+
+
+# A task the configured environment cannot play stops the DAG here, naming it and the setting.
+check_played_suites(
+    SETTINGS.agent.environment, config["suites"], played_suites(), layout.frozen_tasks
+)
 
 
 wildcard_constraints:
@@ -64,6 +78,12 @@ def model_gpus(wildcards):
 
 def base_model_tasks(wildcards):
     model = SETTINGS.models[wildcards.model]
+    if model.source == "train" and SETTINGS.agent.environment != "minibugs":
+        raise ValueError(
+            f"config: models.{wildcards.model} is trained here by scripted experts, which write "
+            f"the minibugs action language; agent.environment is "
+            f"{SETTINGS.agent.environment!r}"
+        )
     return layout.frozen_tasks(model.suite) if model.source == "train" else []
 
 

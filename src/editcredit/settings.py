@@ -110,13 +110,25 @@ class ControlsSettings(Section):
 
 
 @dataclass(frozen=True)
+class BashSettings(Section):
+    """``agent.bash``: the bash environment's budgets."""
+
+    output_limit: int
+    command_timeout_s: float
+    max_command_chars: int
+    tree_size: str
+
+
+@dataclass(frozen=True)
 class AgentSettings(Section):
-    """``agent``: episode budgets and the sampling temperature."""
+    """``agent``: episode budgets, the sampling temperature and the environment."""
 
     max_turns: int
     max_new_tokens: int
     max_context_tokens: int
     temperature: float
+    environment: str
+    bash: BashSettings
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from editcredit.agent.expert_corpus import expert_corpus
+from editcredit.agent.expert_corpus import expert_corpus, expert_environment
 from editcredit.policy.base_job import training_tasks
 from editcredit.policy.base_training import fit_base_model
 from editcredit.policy.devices import bind_gpus
@@ -38,7 +38,9 @@ def base_model_job(
     start = time.monotonic()
     experts = {**model_cfg["experts"], "seed": model_cfg["seed"]}
     with SandboxPool(sandbox_cfg["backend"], sandbox_cfg, workers) as pool:  # experts only
-        corpus, names = expert_corpus(tasks, pool, experts, int(agent_cfg["max_turns"]), workers)
+        make_env = expert_environment(agent_cfg, sandbox_cfg)
+        turns = int(agent_cfg["max_turns"])
+        corpus, names = expert_corpus(tasks, pool, experts, make_env, turns, workers)
     seconds = time.monotonic() - start
     stats = fit_base_model(corpus, names, model_cfg, out, device, len(tasks), seconds)
     print(json.dumps(stats, indent=1))

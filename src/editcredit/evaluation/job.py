@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from editcredit.agent.environments import environment_factory
 from editcredit.agent.rollout import RolloutConfig
 from editcredit.audit.provenance import atomic_write_text, provenance, write_result_json
 from editcredit.data.freeze import load_tasks
@@ -162,7 +163,8 @@ def eval_model_job(
     settings = SliceSettings(
         model=model,
         evalset=evalset,
-        rollout=RolloutConfig(**agent_cfg),
+        rollout=RolloutConfig.from_agent(agent_cfg),
+        environment=environment_factory(agent_cfg, sandbox_cfg),
         limits=limits,
         seed=int(eval_cfg["seed"]),
         batch_size=int(eval_cfg["batch_size"]),

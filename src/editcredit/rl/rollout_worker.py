@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from editcredit.agent.edit_blocks import counterfactual_tree, credited_turns
-from editcredit.agent.minibugs_env import MinibugsEnv
+from editcredit.agent.environments import environment_factory
 from editcredit.agent.reward import terminal_reward
 from editcredit.agent.rollout import Episode, RolloutConfig, run_episodes
 from editcredit.agent.trajectory import episode_blocks, trajectory_row
@@ -95,11 +95,12 @@ class RolloutWorker:
             vllm=settings.vllm,
             fast=settings.fast,
         )
-        self.rollout = RolloutConfig(**agent_cfg)
+        self.rollout = RolloutConfig.from_agent(agent_cfg)
         self.reward_cfg = reward_cfg
         self.f_weight = float(grading_cfg["f_weight"])  # the schema's default, never one here
         self.g_weight = float(grading_cfg["g_weight"])
         self.sandbox = make_sandbox(sandbox_cfg["backend"], sandbox_cfg)
+        self.make_env = environment_factory(agent_cfg, sandbox_cfg)
 
     def set_weights(self, state_dict: dict[str, torch.Tensor]) -> None:
         self.model.load_state_dict(state_dict)
@@ -117,7 +118,7 @@ class RolloutWorker:
         with autocast:
             episodes = run_episodes(
                 [(job.task, k) for k in keys],
-                lambda: MinibugsEnv(self.sandbox, self.rollout.max_turns),
+                lambda: self.make_env(self.sandbox),
                 self.generator,
                 self.chat,
                 self.rollout,
