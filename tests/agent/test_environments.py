@@ -107,6 +107,9 @@ def test_played_suites_are_read_before_any_job(tmp_path):
     with pytest.raises(ValueError, match="task img-1 of suite frozen"):
         check_played_suites("minibugs", suites, ["frozen"], where)
     check_played_suites("minibugs", suites, ["gen"], where)  # generated: inline trees
+    frozen["elsewhere"] = tmp_path / "frozen.parquet"  # frozen, with no suites.<name> entry
+    with pytest.raises(ValueError, match="task img-1 of suite elsewhere"):
+        check_played_suites("minibugs", suites, ["elsewhere"], where)
     check_played_suites("bash", suites, ["swe", "gen", "frozen"], where)
     source.unlink()  # not there yet: an image template says enough
     with pytest.raises(ValueError, match="suite swe imports image tasks"):

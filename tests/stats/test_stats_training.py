@@ -169,6 +169,7 @@ def test_training_record_is_json_ready():
         {"M-s1": m},
         {"M-s1": r},
         controls_by_run={"M-s1": control},
+        credit_by_run={"M-s1": pd.DataFrame()},
         endpoint_step=2,
         n_buckets=2,
         encounter_ks=[2],

@@ -89,7 +89,7 @@ def declared_tasks(suite: str, suite_cfg: dict[str, Any], frozen: Path) -> list[
 
     if frozen.is_file():
         return load_tasks(frozen)
-    if suite_cfg["generator"] != "swebench":
+    if suite_cfg.get("generator") != "swebench":
         return None
     source = Path(suite_cfg["source"])
     if not source.is_file():
@@ -108,7 +108,7 @@ def check_played_suites(
     A SWE-bench-format suite with an image template holds image tasks even before its source
     file exists."""
     for name in sorted(set(played)):
-        cfg = suites[name]
+        cfg = suites.get(name, {})  # a suite frozen by other means is read from its file
         tasks = declared_tasks(name, cfg, Path(frozen_tasks(name)))
         if tasks is not None:
             check_tasks(environment, tasks, f"suite {name}")

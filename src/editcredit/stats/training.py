@@ -31,6 +31,7 @@ import pandas as pd
 
 from editcredit.stats._records import to_plain
 from editcredit.stats.bootstrap import mean_ci
+from editcredit.stats.credit import credit_diagnostics
 from editcredit.stats.encounter import (
     encounter_differences,
     last_encounter_differences,
@@ -224,6 +225,7 @@ def training_record(
     rollouts_by_run: Mapping[str, pd.DataFrame],
     *,
     controls_by_run: Mapping[str, pd.DataFrame],
+    credit_by_run: Mapping[str, pd.DataFrame],
     endpoint_step: int,
     n_buckets: int,
     encounter_ks: Sequence[int],
@@ -254,6 +256,7 @@ def training_record(
         "learning_vs_control": learning,
         "health": health,
         "failures": failure_buckets(pooled, buckets),
+        "credit": credit_diagnostics(credit_by_run, metrics_by_run),
         "encounter": [
             arm_encounter(rollouts_by_run, k=k, **boot) for k in [*encounter_ks, LAST]
         ],
