@@ -13,7 +13,7 @@ image's ``workdir``, so nothing of the image's repository metadata is visible to
 
 Every container carries the label ``editcredit.sandbox`` and its owner's ``editcredit.owner``
 (:mod:`editcredit.sandbox.owners`) and is removed on every path; what a killed job could not
-remove, the next job on its host removes when its first docker sandbox starts.
+remove, the next job on its host removes when it first talks to the daemon (``docker_client``).
 """
 
 from __future__ import annotations
@@ -71,6 +71,7 @@ def docker_client():
             f"no docker daemon at {host} ({type(exc).__name__}); start it (./dev.sh setup) "
             "or use --backend local"
         ) from exc
+    reap_once(client, LABEL)  # the first time this process talks to the daemon
     return client
 
 
@@ -93,7 +94,6 @@ class DockerSandbox(Sandbox):
         if mode not in ("warm", "fresh"):
             raise ValueError(f"unknown docker sandbox mode {mode!r} (warm or fresh)")
         self._client = docker_client()
-        reap_once(self._client, LABEL)
         try:
             self._client.images.get(image)
         except Exception as exc:

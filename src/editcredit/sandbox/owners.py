@@ -6,7 +6,7 @@ Every container this package starts carries two labels: the shared ``editcredit.
 boot (``/proc/{pid}/stat``, field 22). A pid reused by another process has another start time,
 and a pid after a reboot another boot id, so the owner string names one process once.
 
-A job removes, when its first docker sandbox starts, the containers whose owner is dead: owned
+A job removes, the first time it talks to the daemon, the containers whose owner is dead: owned
 by its own host, and that process (pid, start time, boot) no longer runs. It never judges a
 container of another host (the daemon may be shared), of a live process, or one without an
 owner label (made before owners were recorded): those are left where they are.
