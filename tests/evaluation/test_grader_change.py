@@ -17,7 +17,7 @@ from editcredit.data.freeze import write_parquet
 from editcredit.evaluation.job import eval_model_job, plan_job
 from editcredit.evaluation.journal import JournalError, read_header
 
-AGENT = {"max_turns": 4, "max_new_tokens": 8, "max_context_tokens": 4096, "temperature": 1.0}
+AGENT = {**CONFIG["agent"], "max_turns": 4, "max_new_tokens": 8, "max_context_tokens": 4096}
 GRADING = {"f_weight": 0.25, "g_weight": 0.25}
 
 
