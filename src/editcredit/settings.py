@@ -358,6 +358,7 @@ class EvaluationSettings(Section):
     batch_size: int
     limits: RetryLimits
     gpu: int
+    on_grader_change: str
     faults: FaultSettings
 
 
