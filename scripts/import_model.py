@@ -10,4 +10,5 @@ with logged(snakemake.log[0]):  # noqa: F821 - injected by Snakemake
         snakemake.params.model["path"],  # noqa: F821
         Path(snakemake.output.model),  # noqa: F821
         snakemake.params.model,  # noqa: F821
+        name=snakemake.wildcards.model,  # noqa: F821
     )

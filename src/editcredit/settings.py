@@ -222,6 +222,7 @@ class ModelSettings(Section):
     gpu: int
     tokenizer_vocab: int
     path: str | None = None
+    receipt_sha256: str | None = None
     suite: str | None = None
     corpus_suites: list[str] | None = None
     architecture: Architecture | None = None

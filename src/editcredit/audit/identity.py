@@ -11,12 +11,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from editcredit.audit.provenance import atomic_write_text, code_version, config_hash, sha256_file
+from editcredit.audit.provenance import (
+    atomic_write_text,
+    code_version,
+    config_hash,
+    directory_digest,
+    sha256_file,
+)
 
 __all__ = [
     "IGNORED",
     "RECEIPT",
     "file_hashes",
+    "files_sha256",
     "receipt_files",
     "verify_identity",
     "write_identity",
@@ -34,6 +41,13 @@ def receipt_files(directory: Path) -> list[Path]:
 
 def file_hashes(directory: Path, hasher: Callable[[Path], str] = sha256_file) -> dict[str, str]:
     return {p.relative_to(directory).as_posix(): hasher(p) for p in receipt_files(directory)}
+
+
+def files_sha256(files: dict[str, str]) -> str:
+    """SHA256 of a receipt's file table (``files``: relative path -> SHA256): the digest of
+    the sorted (path, hash) pairs, as provenance hashes a directory. Code version and config
+    are left out, so the value pins a directory's content (``models.<name>.receipt_sha256``)."""
+    return directory_digest(sorted(files.items()))
 
 
 def write_identity(

@@ -17,6 +17,7 @@ from typing import Any
 
 from editcredit.agent.environments import environment_factory
 from editcredit.agent.rollout import RolloutConfig
+from editcredit.audit.base_pin import guard_base
 from editcredit.audit.provenance import atomic_write_text, provenance, write_result_json
 from editcredit.data.freeze import load_tasks
 from editcredit.data.task import Task
@@ -152,11 +153,15 @@ def eval_model_job(
     the configured sandbox's grader (its image, code and versions; ``on_grader_change``
     decides what a journal of another grader means).
     """
+    # a base is checked against its receipt (and the config's pin) before anything reads it
+    models = config.get("models") if isinstance(config, Mapping) else None
+    base_check = guard_base(model_dir, models)
     plan = read_slice(plan_path, model, evalset)
     if Path(plan.first("model_dir")) != Path(model_dir):
         raise PlanError(f"{plan_path}: {model} is planned from {plan.first('model_dir')}")
     tasks = _tasks_of(plan, tasks_path)
-    block = provenance([plan_path, tasks_path, model_dir], config)
+    known = {str(model_dir): base_check["directory_sha256"]} if base_check else None
+    block = provenance([plan_path, tasks_path, model_dir], config, known)
     grader = grader_identity(sandbox_cfg)
     identity = journal_identity(
         plan,
@@ -203,6 +208,8 @@ def eval_model_job(
     write_outputs(files, plan, block, out_dir, out_slots, out_predictions)
     summary = {"model": model, "evalset": evalset, "journal": journal.path.as_posix()}
     summary["grader"] = dict(grader)
+    if base_check is not None:
+        summary["base_check"] = base_check
     summary.update(stats.to_dict())
     if isinstance(graded, FaultySandbox):
         summary["faults"] = {"injected": graded.injected, "passed": graded.passed}

@@ -10,7 +10,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from editcredit.audit.identity import write_identity
+from editcredit.audit.base_pin import check_pin
+from editcredit.audit.identity import RECEIPT, write_identity
 from editcredit.data.freeze import load_tasks
 
 HF_FILES = (
@@ -32,18 +33,28 @@ def training_tasks(tasks_path: str, controls_path: str | None):
     return tasks
 
 
-def import_model(source: str, out_dir: Path, cfg: dict[str, Any]) -> None:
-    """Link (or copy) a local HF directory into models/base/{model} and write its receipt."""
+def import_model(source: str, out_dir: Path, cfg: dict[str, Any], name: str = "") -> str:
+    """Link (or copy) a local HF directory into models/base/{model} and write its receipt;
+    return the SHA256 of the receipt's file table (``cfg["receipt_sha256"]`` pins it: a
+    different directory fails the import, naming both hashes, and leaves nothing behind)."""
     src = Path(source)
     if not (src / "config.json").is_file():
         raise FileNotFoundError(f"models: import path {src} is not a HF directory (no config.json)")
     out_dir.mkdir(parents=True, exist_ok=True)
-    for path in sorted(src.rglob("*")):
-        if path.is_file():
-            dest = out_dir / path.relative_to(src)
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                os.link(path, dest)
-            except OSError:
-                shutil.copy2(path, dest)
-    write_identity(out_dir, config=cfg, extra={"imported_from": str(src.resolve())})
+    try:
+        for path in sorted(src.rglob("*")):
+            if path.is_file():
+                dest = out_dir / path.relative_to(src)
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    os.link(path, dest)
+                except OSError:
+                    shutil.copy2(path, dest)
+        receipt = write_identity(out_dir, config=cfg, extra={"imported_from": str(src.resolve())})
+        where = f"models.{name or out_dir.name}.receipt_sha256"
+        table = check_pin(receipt, cfg.get("receipt_sha256") or "", str(out_dir / RECEIPT), where)
+    except BaseException:
+        shutil.rmtree(out_dir, ignore_errors=True)
+        raise
+    print(f"{out_dir}: receipt file table SHA256 {table} (pin it as {where})")
+    return table

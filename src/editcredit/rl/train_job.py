@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from editcredit.audit.base_pin import guard_base
 from editcredit.audit.identity import write_identity
 from editcredit.audit.provenance import atomic_write_text, write_result_json
 from editcredit.grading.grader_identity import grader_identity
@@ -145,6 +146,8 @@ def train_segment_job(
     # the previous segment's directory, or the base model's at step 0
     start_state = previous if step > k else None
     start_model = str(Path(previous) / "model") if start_state else previous
+    # a base is checked against its receipt (and the config's pin) before anything reads it
+    base_check = None if start_state else guard_base(start_model, config.get("models"))
     device = job_device(gpus, threads)
     pool = training_tasks(tasks_path, controls_path)
     spec = SegmentSpec(
@@ -172,6 +175,10 @@ def train_segment_job(
         workers.close()
     receipt["grader"] = grader
     receipt["storage"] = storage
+    known = {}
+    if base_check is not None:
+        receipt["base_check"] = base_check
+        known[start_model] = base_check["directory_sha256"]
     gate = receipt.get("first_segment_gate")
     if gate is not None and not gate["passed"]:
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
@@ -180,7 +187,7 @@ def train_segment_job(
         raise GateFailed(f"{run}: first-segment gate failed {gate['checks']}; receipt {failed}")
     inputs = [start_model, tasks_path] + ([start_state] if start_state else [])
     inputs += [controls_path] if controls_path else []
-    write_result_json(Path(out_dir) / "segment.json", receipt, inputs, config)
+    write_result_json(Path(out_dir) / "segment.json", receipt, inputs, config, known)
     write_identity(Path(out_dir), config=config)
     return receipt
 
@@ -206,6 +213,7 @@ def control_replay_job(
     (``rl.control``); writes the rollouts (``out``) and a receipt beside them."""
     cfg = train_config(training, agent, "O", int(seed))
     steps = int(training["endpoint_step"])
+    base_check = guard_base(base_model, config.get("models"))
     device = job_device(gpus, threads)
     pool = training_tasks(tasks_path, controls_path)
     run = control_run_name(int(seed))
@@ -237,6 +245,10 @@ def control_replay_job(
         "workers": where,
         "grader": grader,
     }
+    known = {}
+    if base_check is not None:
+        receipt["base_check"] = base_check
+        known[base_model] = base_check["directory_sha256"]
     inputs = [base_model, tasks_path] + ([controls_path] if controls_path else [])
-    write_result_json(out_path.with_suffix(".json"), receipt, inputs, config)
+    write_result_json(out_path.with_suffix(".json"), receipt, inputs, config, known)
     return receipt

@@ -1,0 +1,194 @@
+"""Pinned bases: import_model checks the pin; an in-place edit of a hard-linked import's source
+makes train_segment, control_replay and eval_model refuse, naming the file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from taskfactory import CONFIG
+
+from editcredit.audit.base_pin import BaseDrifted, changed_files, check_base, guard_base
+from editcredit.audit.identity import files_sha256, write_identity
+from editcredit.audit.provenance import sha256_path
+from editcredit.policy.base_job import import_model
+
+
+def _hf_dir(path: Path) -> Path:
+    path.mkdir(parents=True)
+    (path / "config.json").write_text('{"model_type": "qwen2"}\n')
+    (path / "model.safetensors").write_bytes(b"\x00" * 64)
+    (path / "tokenizer.json").write_text("{}\n")
+    return path
+
+
+def _edit_in_place(path: Path) -> None:
+    """Overwrite bytes without replacing the file (the inode, so every hard link, changes)."""
+    with path.open("r+b") as fh:
+        fh.seek(8)
+        fh.write(b"\x01")
+
+
+@pytest.fixture
+def imported(tmp_path, monkeypatch):
+    """models/base/ext imported (hard-linked) from a source directory; cwd = the workdir."""
+    monkeypatch.chdir(tmp_path)
+    src = _hf_dir(tmp_path / "source")
+    pin = import_model(str(src), Path("models/base/ext"), {"source": "import", "path": str(src)})
+    return src, pin
+
+
+@pytest.mark.parametrize(
+    ("expected", "actual", "changed"),
+    [
+        ({"a": "1", "b": "2"}, {"a": "1", "b": "2"}, []),
+        ({"a": "1", "b": "2"}, {"a": "1", "b": "3"}, ["b (changed)"]),
+        ({"a": "1", "b": "2"}, {"a": "1"}, ["b (missing)"]),
+        ({"a": "1"}, {"a": "1", "c": "9"}, ["c (new)"]),
+        ({"b": "2", "a": "1"}, {"a": "0", "c": "9"}, ["a (changed)", "b (missing)", "c (new)"]),
+    ],
+)
+def test_changed_files_names_each_difference(expected, actual, changed):
+    assert changed_files(expected, actual) == changed
+
+
+def test_import_returns_the_receipt_table_hash_and_a_matching_pin_passes(imported, tmp_path):
+    src, pin = imported
+    receipt = json.loads(Path("models/base/ext/identity.json").read_text())
+    assert pin == files_sha256(receipt["files"])
+    assert sorted(receipt["files"]) == ["config.json", "model.safetensors", "tokenizer.json"]
+    again = import_model(
+        str(src), tmp_path / "again", {"source": "import", "path": str(src), "receipt_sha256": pin}
+    )
+    assert again == pin
+    check = check_base("models/base/ext", pin)
+    assert check["pinned"] and check["files"] == 3 and check["files_sha256"] == pin
+    assert check["directory_sha256"] == sha256_path("models/base/ext")
+
+
+def test_import_of_other_files_fails_against_the_pin_and_leaves_nothing(imported, tmp_path):
+    src, pin = imported
+    (src / "tokenizer.json").write_text('{"changed": true}\n')
+    out = tmp_path / "models/base/other"
+    with pytest.raises(BaseDrifted, match=f"models.other.receipt_sha256 pins {pin}"):
+        import_model(
+            str(src), out, {"source": "import", "path": str(src), "receipt_sha256": pin}, "other"
+        )
+    assert not out.exists()
+
+
+def test_an_in_place_edit_of_the_source_changes_the_base_and_is_refused(imported):
+    src, pin = imported
+    _edit_in_place(src / "model.safetensors")
+    for given in (pin, ""):  # pinned or not, the files are checked against the receipt
+        with pytest.raises(BaseDrifted, match=r"model\.safetensors \(changed\)") as err:
+            check_base("models/base/ext", given)
+        assert "config.json" not in str(err.value)
+
+
+def test_a_rewritten_receipt_is_refused_by_the_pin(imported):
+    src, pin = imported
+    _edit_in_place(src / "model.safetensors")
+    write_identity("models/base/ext", {})  # the receipt now matches the edited files
+    check_base("models/base/ext")  # unpinned: nothing left to compare with
+    with pytest.raises(BaseDrifted, match=f"identity.json: its file table hashes to .* pins {pin}"):
+        check_base("models/base/ext", pin)
+
+
+def test_guard_applies_to_configured_bases_only(imported, tmp_path):
+    src, pin = imported
+    models = {"ext": {"source": "import", "receipt_sha256": pin}}
+    assert guard_base("models/base/ext", models)["pinned"]
+    assert guard_base("models/base/ext", {"ext": {"source": "import"}})["pinned"] is False
+    assert guard_base(str(src), models) is None  # a checkpoint or any other directory
+    assert guard_base("models/base/ext", None) is None
+    with pytest.raises(BaseDrifted, match="no identity receipt"):
+        check_base(src)  # the source itself has no receipt
+
+
+def _train(previous: str, config):
+    from editcredit.rl.train_job import train_segment_job
+
+    return train_segment_job(
+        run="M-s42",
+        step=int(CONFIG["training"]["segment_steps"]),
+        previous=previous,
+        tasks_path="data/frozen/none/tasks.parquet",
+        controls_path=None,
+        out_dir="runs/M-s42/step_2",
+        training=CONFIG["training"],
+        agent=CONFIG["agent"],
+        reward=CONFIG["reward"],
+        grading=CONFIG["grading"],
+        sandbox=CONFIG["sandbox"],
+        gpus=0,
+        threads=1,
+        config=config,
+    )
+
+
+def _control(base: str, config):
+    from editcredit.rl.train_job import control_replay_job
+
+    return control_replay_job(
+        seed=42,
+        base_model=base,
+        tasks_path="data/frozen/none/tasks.parquet",
+        controls_path=None,
+        out="results/training/control/s42.parquet",
+        training=CONFIG["training"],
+        agent=CONFIG["agent"],
+        reward=CONFIG["reward"],
+        grading=CONFIG["grading"],
+        sandbox=CONFIG["sandbox"],
+        gpus=0,
+        threads=1,
+        config=config,
+    )
+
+
+def _evaluate(model_dir: str, config):
+    from editcredit.evaluation.job import eval_model_job
+
+    return eval_model_job(
+        plan_path="results/eval/plan.parquet",
+        model="base",
+        evalset="holdout",
+        model_dir=model_dir,
+        tasks_path="data/frozen/none/tasks.parquet",
+        eval_cfg=CONFIG["evaluation"],
+        agent_cfg=CONFIG["agent"],
+        grading_cfg=CONFIG["grading"],
+        sandbox_cfg=CONFIG["sandbox"],
+        out_slots="results/eval/base/holdout/slots.parquet",
+        out_predictions="results/eval/base/holdout/predictions",
+        gpus=0,
+        threads=1,
+        config=config,
+    )
+
+
+@pytest.mark.parametrize("job", [_train, _control, _evaluate], ids=["train", "control", "eval"])
+def test_editing_a_pinned_base_in_place_makes_the_job_refuse_naming_the_file(imported, job):
+    src, pin = imported
+    config = {"models": {"ext": {"source": "import", "path": str(src), "receipt_sha256": pin}}}
+    _edit_in_place(src / "config.json")
+    with pytest.raises(BaseDrifted, match=r"models/base/ext: config\.json \(changed\)"):
+        job("models/base/ext", config)
+    assert not Path("runs").exists() and not Path("results").exists()
+
+
+@pytest.mark.parametrize("job", [_train, _control, _evaluate], ids=["train", "control", "eval"])
+def test_an_intact_pinned_base_passes_the_check(imported, job):
+    """The check passes, and the job goes on to its next input (absent here)."""
+    src, pin = imported
+    config = {"models": {"ext": {"source": "import", "path": str(src), "receipt_sha256": pin}}}
+    try:
+        job("models/base/ext", config)
+    except BaseDrifted:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any other error comes after the check
+        assert "data/frozen/none/tasks.parquet" in str(exc) or "plan.parquet" in str(exc)
+    else:
+        pytest.fail("the job ran without its inputs")
