@@ -25,6 +25,13 @@ from editcredit.rl.checkpoint import load_state, save_segment
 from editcredit.rl.config import TrainConfig
 from editcredit.rl.credit import ARM_QUERIES_CF
 from editcredit.rl.cursor import DataCursor
+from editcredit.rl.gates import (
+    enforce_update_gate,
+    first_segment_gate,
+    gated_update,
+    update_check,
+    update_gate,
+)
 from editcredit.rl.health import HealthMonitor
 from editcredit.rl.records import CREDIT_SCHEMA, METRICS_SCHEMA, ROLLOUT_SCHEMA, write_table
 from editcredit.rl.rollout_worker import GroupJob, group_seed
@@ -140,8 +147,17 @@ class Trainer:
 
     def changed_tensors(self) -> int:
         """How many parameter tensors differ from the segment's start."""
+        return self.moved_since(self.initial)
+
+    def snapshot(self) -> dict[str, torch.Tensor]:
+        """A copy of the parameters in CPU memory (the device keeps no second copy)."""
+        return {k: v.detach().to("cpu", copy=True) for k, v in self.model.named_parameters()}
+
+    def moved_since(self, reference: dict[str, torch.Tensor]) -> int:
+        """How many parameter tensors differ from ``reference`` (same names, any device)."""
         return sum(
-            not torch.equal(self.initial[k], v.detach()) for k, v in self.model.named_parameters()
+            not torch.equal(reference[k].to(v.device), v.detach())
+            for k, v in self.model.named_parameters()
         )
 
 
@@ -256,9 +272,11 @@ def segment_receipt(
     started: float,
     device: torch.device,
     budget: BudgetGuard | None = None,
+    updates: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The segment's receipt: its steps, changed tensors, alerts, timing, the budget's ledger
-    when one guards the run, and at the first segment of a run the gate of METHOD §5."""
+    when one guards the run, the checks of the run's first updates that fell in this segment
+    (``update_gate``), and at the first segment of a run the gate of METHOD §5."""
     receipt = {
         "run": spec.run,
         "arm": cfg.arm,
@@ -273,8 +291,12 @@ def segment_receipt(
     }
     if budget is not None:
         receipt["budget"] = budget.ledger()
+    if updates:
+        receipt["update_gate"] = update_gate(updates)
     if spec.start_state is None:
-        receipt["first_segment_gate"] = first_segment_gate(cfg.arm, rows, metrics, changed)
+        receipt["first_segment_gate"] = first_segment_gate(
+            cfg.arm, rows, metrics, changed, updates or []
+        )
     return receipt
 
 
@@ -292,11 +314,14 @@ def train_segment(
 
     With a ``budget``, each step is checked before it runs; a cap that the step would cross
     raises :class:`BudgetExceeded` (its receipt under ``logs/budgets/``) and nothing is written.
+    Each of the run's first :data:`EARLY_UPDATES` updates of an arm with counterfactual credit
+    is checked as soon as it is taken (:func:`update_check`); a failed one raises
+    :class:`UpdateGateFailed` at once, and nothing is written.
     """
     started = time.monotonic()
     by_id = {t.instance_id: t for t in pool}
     trainer = start_trainer(spec, cfg, health_cfg, device)
-    all_rows, ledger, metrics = [], [], []
+    all_rows, ledger, metrics, updates = [], [], [], []
     last = spec.start_step + spec.steps
     scalars = ScalarLog(Path(spec.out_dir).parent / "tensorboard", spec.start_step + 1, last)
     try:
@@ -304,18 +329,25 @@ def train_segment(
             if budget is not None:
                 budget.check(step)
             step_started = time.monotonic()
+            before = trainer.snapshot() if gated_update(cfg.arm, step) else None
             records = train_step(spec, step, trainer, by_id, cfg, workers, log)
             all_rows += records.rows
             ledger += records.ledger
             metrics.append(records.metrics)
             scalars.write(step, records.metrics)
+            if before is not None:
+                updates.append(update_check(step, records.metrics, trainer.moved_since(before)))
+                del before
+                enforce_update_gate(spec.run, cfg.arm, cfg.seed, updates, metrics)
             if budget is not None:
                 seconds = time.monotonic() - step_started
                 budget.add(*step_cost(records.rows, records.ledger, records.metrics, seconds))
     finally:
         scalars.close()
     changed = trainer.changed_tensors()
-    receipt = segment_receipt(spec, cfg, all_rows, metrics, changed, started, device, budget)
+    receipt = segment_receipt(
+        spec, cfg, all_rows, metrics, changed, started, device, budget, updates
+    )
     save_segment(
         spec.out_dir,
         trainer.model,
@@ -351,19 +383,3 @@ def step_cost(rows, credit_ledger, metrics_row, seconds: float) -> tuple[dict[st
         "wall_seconds": seconds,
     }
     return cost, failed
-
-
-def first_segment_gate(arm: str, rows, metrics, changed_tensors: int) -> dict[str, Any]:
-    """METHOD §5: effective groups, finite loss and gradients, changed parameters, and for the
-    CF arms credit that reached the loss. The caller stops the run when ``passed`` is False."""
-    groups = {r["instance_id"] for r in rows if not r["masked"]}
-    checks = {
-        "effective_groups": len(groups) > 0,
-        "finite_loss_and_gradients": all(
-            math.isfinite(m["loss"]) and math.isfinite(m["grad_norm"]) for m in metrics
-        ),
-        "parameters_changed": changed_tensors > 0,
-    }
-    if ARM_QUERIES_CF[arm]:
-        checks["credit_reached_loss"] = sum(m["credit_rollouts"] for m in metrics) > 0
-    return {"passed": all(checks.values()), "checks": checks, "effective_groups": len(groups)}

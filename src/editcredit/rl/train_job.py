@@ -25,6 +25,7 @@ from editcredit.policy.devices import bind_gpus
 from editcredit.protocol.budget import Budget, BudgetGuard
 from editcredit.rl.config import TrainConfig
 from editcredit.rl.control import replay_control
+from editcredit.rl.gates import UpdateGateFailed
 from editcredit.rl.records import ROLLOUT_SCHEMA, write_table
 from editcredit.rl.segment import SegmentSpec, train_segment
 from editcredit.rl.workers import make_workers
@@ -32,6 +33,14 @@ from editcredit.rl.workers import make_workers
 
 class GateFailed(RuntimeError):
     """The first-segment gate stopped the run (METHOD §5)."""
+
+
+def _gate_receipt(gate_dir: str, run: str, record: dict[str, Any]) -> Path:
+    """A failed gate's receipt, never overwritten: a new try gets a new name (METHOD §11)."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    path = Path(gate_dir) / f"{run}-{stamp}-{os.getpid()}.json"
+    atomic_write_text(path, json.dumps(record, indent=2, sort_keys=True) + "\n")
+    return path
 
 
 class StorageLow(RuntimeError):
@@ -171,6 +180,9 @@ def train_segment_job(
     try:
         receipt = train_segment(spec, cfg, pool, workers, training["health"], device, budget=guard)
         receipt["workers"] = workers.describe()
+    except UpdateGateFailed as failed:
+        path = _gate_receipt(gate_dir, run, failed.record)
+        raise GateFailed(f"{failed}; receipt {path}") from failed
     finally:
         workers.close()
     receipt["grader"] = grader
@@ -181,9 +193,7 @@ def train_segment_job(
         known[start_model] = base_check["directory_sha256"]
     gate = receipt.get("first_segment_gate")
     if gate is not None and not gate["passed"]:
-        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-        failed = Path(gate_dir) / f"{run}-{stamp}-{os.getpid()}.json"
-        atomic_write_text(failed, json.dumps(receipt, indent=2, sort_keys=True) + "\n")
+        failed = _gate_receipt(gate_dir, run, receipt)
         raise GateFailed(f"{run}: first-segment gate failed {gate['checks']}; receipt {failed}")
     inputs = [start_model, tasks_path] + ([start_state] if start_state else [])
     inputs += [controls_path] if controls_path else []

@@ -1,0 +1,106 @@
+"""The gates of a run's start (METHOD §5): the first segment's, and each of the first updates
+of an arm with counterfactual credit, checked as soon as it is taken.
+
+Pure: a step's metrics row and parameter counts in, a receipt out. The segment trainer
+(:mod:`editcredit.rl.segment`) calls them and stops the run on a failed one.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from editcredit.rl.credit import ARM_QUERIES_CF
+
+__all__ = [
+    "EARLY_UPDATES",
+    "UpdateGateFailed",
+    "enforce_update_gate",
+    "first_segment_gate",
+    "gated_update",
+    "update_check",
+    "update_gate",
+]
+
+#: The first updates of a run that the update gate checks one by one, for the arms whose credit
+#: comes from the counterfactual query (METHOD §5), in whichever segments they fall.
+EARLY_UPDATES = 3
+
+
+class UpdateGateFailed(RuntimeError):
+    """One of a run's first updates failed its gate; ``record`` is the receipt so far."""
+
+    def __init__(self, message: str, record: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.record = record
+
+
+def gated_update(arm: str, step: int) -> bool:
+    """Whether the update of ``step`` (1-based, of the run) is checked on its own: one of the
+    first :data:`EARLY_UPDATES` of an arm with counterfactual credit (B, M)."""
+    return ARM_QUERIES_CF[arm] and 1 <= step <= EARLY_UPDATES
+
+
+def _finite(metrics_row: dict[str, Any]) -> bool:
+    return math.isfinite(metrics_row["loss"]) and math.isfinite(metrics_row["grad_norm"])
+
+
+def update_check(step: int, metrics_row: dict[str, Any], moved_tensors: int) -> dict[str, Any]:
+    """One early update's gate: credit rows reached its loss (rollouts with non-zero credit on
+    valid tokens), its loss and gradient norm are finite, and it moved the parameters."""
+    checks = {
+        "credit_reached_loss": int(metrics_row["credit_rollouts"]) > 0,
+        "finite_loss_and_gradients": _finite(metrics_row),
+        "parameters_moved": moved_tensors > 0,
+    }
+    return {
+        "step": int(step),
+        "passed": all(checks.values()),
+        "checks": checks,
+        "credit_rollouts": int(metrics_row["credit_rollouts"]),
+        "moved_tensors": int(moved_tensors),
+    }
+
+
+def update_gate(updates: list[dict[str, Any]]) -> dict[str, Any]:
+    """The receipt of the early updates checked in one segment."""
+    return {"passed": all(u["passed"] for u in updates), "updates": updates}
+
+
+def enforce_update_gate(
+    run: str, arm: str, seed: int, updates: list[dict[str, Any]], metrics: list[dict[str, Any]]
+) -> None:
+    """Raise :class:`UpdateGateFailed` when the last checked update failed; its record holds the
+    updates checked so far and the metrics rows of the segment's steps so far."""
+    last = updates[-1]
+    if not last["passed"]:
+        record = {
+            "run": run,
+            "arm": arm,
+            "seed": seed,
+            "failed_step": last["step"],
+            "update_gate": update_gate(updates),
+            "metrics": metrics,
+        }
+        message = f"{run}: update {last['step']} failed its gate {last['checks']}"
+        raise UpdateGateFailed(message, record)
+
+
+def first_segment_gate(
+    arm: str, rows, metrics, changed_tensors: int, updates: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """METHOD §5: effective groups, finite loss and gradients, changed parameters, for the
+    CF arms credit that reached the loss, and each of the early updates checked in the segment
+    (``updates``, from :func:`update_check`; the later ones of a short first segment are in the
+    next segments' ``update_gate``). The caller stops the run when ``passed`` is False."""
+    groups = {r["instance_id"] for r in rows if not r["masked"]}
+    checks = {
+        "effective_groups": len(groups) > 0,
+        "finite_loss_and_gradients": all(_finite(m) for m in metrics),
+        "parameters_changed": changed_tensors > 0,
+    }
+    if ARM_QUERIES_CF[arm]:
+        checks["credit_reached_loss"] = sum(m["credit_rollouts"] for m in metrics) > 0
+    if updates:
+        checks["early_updates"] = all(u["passed"] for u in updates)
+    return {"passed": all(checks.values()), "checks": checks, "effective_groups": len(groups)}
