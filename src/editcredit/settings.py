@@ -315,10 +315,19 @@ class TrainingSettings(Section):
 
 
 @dataclass(frozen=True)
+class AuditExclusion(Section):
+    """``audit.exclude[i]``: tensors left out of the audit by declaration, with the reason."""
+
+    pattern: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class AuditSettings(Section):
     """``audit``: parameter audits of checkpoints (METHOD §10)."""
 
     chunk_mib: int
+    exclude: list[AuditExclusion] | None = None
 
 
 @dataclass(frozen=True)

@@ -130,3 +130,27 @@ def test_audits_and_costs(resolved_tree):
     assert "Total & 10 &" in costs
     # GPU seconds = wall seconds x GPUs requested (train_segment: 1 GPU in this test)
     assert "& 94.5 & 87.5 & 94.5 &" in costs
+
+
+def test_declared_audit_exclusions_are_listed_under_the_audit_table():
+    from editcredit.report.context import audit_exclusions, audits_context
+    from editcredit.report.latex import make_env, render_template
+
+    def audit(keys):
+        body = {"ok": True, "vs_base": {"compared_tensors": 2, "changed_tensors": 1}}
+        return body | {
+            "excluded": [{"pattern": "model.vision_*", "reason": "text only", "keys": keys}]
+        }
+
+    audits = {("M-s1", 2): audit(["a", "b"]), ("M-s1", 4): audit(["a", "b", "c"])}
+    assert audit_exclusions(audits) == [
+        {"pattern": "model.vision_*", "reason": "text only", "tensors": 3}
+    ]
+    assert audit_exclusions({("M-s1", 2): {"ok": True}}) == []
+    rows = audits_context(audits, ["M-s1"])
+    assert [r["excluded"] for r in rows] == [2, 3]
+    env = make_env(Path(__file__).resolve().parents[2] / "paper" / "templates")
+    tex = render_template(env, "audits.tex.j2", rows=rows, exclusions=audit_exclusions(audits))
+    assert r"\texttt{model.vision\_*} (3 tensors): text only" in tex
+    bare = render_template(env, "audits.tex.j2", rows=rows, exclusions=[])
+    assert "Declared exclusions" not in bare

@@ -11,6 +11,7 @@ __all__ = [
     "AuditReport",
     "Comparison",
     "DtypeDifference",
+    "Exclusion",
     "FileDigest",
     "ShapeMismatch",
     "TensorDelta",
@@ -68,6 +69,17 @@ class DtypeDifference:
 
 
 @dataclass(frozen=True)
+class Exclusion:
+    """A declared exclusion (config ``audit.exclude``): the tensors whose names match
+    ``pattern`` (``fnmatch``), in the checkpoint or a reference, left out of every comparison
+    for ``reason``; ``keys`` are those it took (each name goes to its first matching pattern)."""
+
+    pattern: str
+    reason: str
+    keys: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class TensorDelta:
     """One tensor against its reference, after casting the reference to the checkpoint dtype.
 
@@ -122,6 +134,7 @@ class AuditReport:
     bytes_read: int
     failures: tuple[str, ...]
     notes: tuple[str, ...] = ()
+    excluded: tuple[Exclusion, ...] = ()
 
     @property
     def ok(self) -> bool:

@@ -29,6 +29,7 @@ __all__ = [
     "SUMMARY_SCHEMA",
     "audit_params_job",
     "audit_summary_job",
+    "declared_exclusions",
     "identity_mismatches",
     "summary_row",
 ]
@@ -58,6 +59,11 @@ def identity_mismatches(model_dir: Path, files: Sequence[FileDigest]) -> list[st
     expected = {k: v for k, v in recorded.items() if k.startswith(prefix)}
     bad = sorted(k for k in set(audited) | set(expected) if audited.get(k) != expected.get(k))
     return [f"{receipt}: {k} differs from the receipt" for k in bad]
+
+
+def declared_exclusions(audit_cfg: dict[str, Any]) -> list[tuple[str, str]]:
+    """``audit.exclude`` as ``(pattern, reason)`` pairs (none declared: an empty list)."""
+    return [(e["pattern"], e["reason"]) for e in audit_cfg.get("exclude") or []]
 
 
 def _log_view(result: dict[str, Any]) -> dict[str, Any]:
@@ -95,6 +101,7 @@ def audit_params_job(
         previous_model or None,
         chunk_bytes=chunk,
         require_change=step >= int(endpoint_step),
+        exclude=declared_exclusions(audit_cfg),
     )
     failures = list(report.failures) + identity_mismatches(Path(ckpt_model), report.files)
     name = parse_run(run)
@@ -156,6 +163,7 @@ SUMMARY_SCHEMA = pa.schema(
         ("base_nonfinite", pa.int64()),
         ("cast_base_nonfinite", pa.int64()),
         ("notes", pa.string()),
+        ("excluded_keys", pa.int32()),
         ("audit_json", pa.string()),
     ]
 )
@@ -202,6 +210,7 @@ def summary_row(audit: dict[str, Any], audit_json: str) -> dict[str, Any]:
         "base_nonfinite": vb["reference_nonfinite"],
         "cast_base_nonfinite": vb["cast_reference_nonfinite"],
         "notes": "; ".join(audit.get("notes", [])),
+        "excluded_keys": sum(len(e["keys"]) for e in audit.get("excluded", [])),
         "audit_json": audit_json,
     }
 

@@ -8,8 +8,10 @@ with ``pread``. Memory is bounded by a few windows, not by the tensor or file si
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import os
+from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +20,7 @@ from editcredit.audit.audit_report import (
     AuditReport,
     Comparison,
     DtypeDifference,
+    Exclusion,
     FileDigest,
     ShapeMismatch,
     TensorDelta,
@@ -37,7 +40,7 @@ from editcredit.audit.tensor_compare import (
     relative_change,
 )
 
-__all__ = ["audit_checkpoint", "EQUALS_BASE"]
+__all__ = ["audit_checkpoint", "EQUALS_BASE", "exclusions"]
 
 EQUALS_BASE = "checkpoint equals its base: no tensor changed"
 N_BUFFERS = 3
@@ -57,8 +60,9 @@ class _Plan:
     buf: bytearray = field(default_factory=bytearray)
 
     @classmethod
-    def build(cls, ckpt: Checkpoint, ref: Checkpoint) -> _Plan:
-        mine, theirs = ckpt.tensors, ref.tensors
+    def build(cls, ckpt: Checkpoint, ref: Checkpoint, excluded: frozenset[str]) -> _Plan:
+        mine = {n: t for n, t in ckpt.tensors.items() if n not in excluded}
+        theirs = {n: t for n, t in ref.tensors.items() if n not in excluded}
         common = [n for n in mine if n in theirs]
         shapes = tuple(
             ShapeMismatch(n, mine[n].shape, theirs[n].shape)
@@ -239,6 +243,18 @@ def _failures(
     return tuple(out)
 
 
+def exclusions(declared: Sequence[tuple[str, str]], names: Sequence[str]) -> tuple[Exclusion, ...]:
+    """The ``(pattern, reason)`` declarations applied to tensor ``names``: each name goes to the
+    first pattern that matches it (``fnmatch.fnmatchcase``), in declaration order."""
+    taken: dict[str, list[str]] = {pattern: [] for pattern, _ in declared}
+    for name in sorted(set(names)):
+        for pattern, _ in declared:
+            if fnmatch.fnmatchcase(name, pattern):
+                taken[pattern].append(name)
+                break
+    return tuple(Exclusion(p, reason, tuple(taken[p])) for p, reason in declared)
+
+
 def audit_checkpoint(
     ckpt_dir: str | os.PathLike[str],
     base_dir: str | os.PathLike[str],
@@ -246,19 +262,28 @@ def audit_checkpoint(
     *,
     chunk_bytes: int = CHUNK_BYTES,
     require_change: bool = True,
+    exclude: Sequence[tuple[str, str]] = (),
 ) -> AuditReport:
     """Audit ``ckpt_dir`` against ``base_dir`` (and ``previous_dir``); see METHOD §10.
 
     Each argument is a safetensors file or a directory of shards. Malformed files raise
     ``SafetensorsError``; audit findings go to ``AuditReport.failures``. A checkpoint equal to
     its base fails unless ``require_change`` is false (then it is a note: checkpoints before the
-    endpoint may legitimately not have moved yet).
+    endpoint may legitimately not have moved yet). ``exclude`` holds declared ``(pattern,
+    reason)`` pairs: the tensors they match, on either side, are left out of the comparisons
+    (not missing, unexpected, mismatched or compared) and listed in ``AuditReport.excluded``;
+    the checkpoint's own non-finite check still covers every tensor.
     """
     if chunk_bytes < 8 or chunk_bytes % 8:
         raise ValueError("chunk_bytes must be a positive multiple of 8")
     ckpt = Checkpoint(ckpt_dir)
-    base_plan = _Plan.build(ckpt, Checkpoint(base_dir))
-    prev_plan = None if previous_dir is None else _Plan.build(ckpt, Checkpoint(previous_dir))
+    base = Checkpoint(base_dir)
+    prev = None if previous_dir is None else Checkpoint(previous_dir)
+    names = [n for c in (ckpt, base, prev) if c is not None for n in c.tensors]
+    excluded = exclusions(list(exclude), names)
+    skip = frozenset(k for e in excluded for k in e.keys)
+    base_plan = _Plan.build(ckpt, base, skip)
+    prev_plan = None if prev is None else _Plan.build(ckpt, prev, skip)
     plans = [p for p in (base_plan, prev_plan) if p is not None]
     root = ckpt.root if ckpt.root.is_dir() else ckpt.root.parent
     shard_paths = {s.path for s in ckpt.files}
@@ -294,6 +319,7 @@ def audit_checkpoint(
         notes.append(f"{EQUALS_BASE} (allowed: not the endpoint)")
     if vs_prev is not None and vs_prev.changed_elements == 0:
         notes.append("checkpoint equals the previous checkpoint of its run")
+    notes += [f"audit.exclude {e.pattern!r} matched no tensor" for e in excluded if not e.keys]
     extra = sum(p.stat().st_size for p in others if p not in shard_paths)
     return AuditReport(
         checkpoint=str(ckpt.root),
@@ -308,4 +334,5 @@ def audit_checkpoint(
         bytes_read=scanner.bytes_read + extra,
         failures=_failures(scanner.nonfinite, vs_base, vs_prev, require_change),
         notes=tuple(notes),
+        excluded=excluded,
     )

@@ -12,6 +12,7 @@ from typing import Any
 from editcredit.layout import is_run, parse_run
 
 __all__ = [
+    "audit_exclusions",
     "audits_context",
     "comparisons_context",
     "credit_context",
@@ -180,7 +181,21 @@ def _audit_row(run: str, step: int, a: Record) -> dict[str, Any]:
         "dtype_differences": len(base.get("dtype_differences", [])),
         "complete": not base.get("missing_keys") and not base.get("shape_mismatches"),
         "nonfinite": a.get("checkpoint_nonfinite"),
+        "excluded": sum(len(e["keys"]) for e in a.get("excluded", [])),
     }
+
+
+def audit_exclusions(audits: Mapping[tuple[str, int], Record]) -> list[dict[str, Any]]:
+    """The declared exclusions (config ``audit.exclude``) the audits applied: one row per
+    pattern and reason, with the most tensors it took in any audit, in declaration order."""
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for _, a in sorted(audits.items()):
+        for e in a.get("excluded", []):
+            row = out.setdefault(
+                (e["pattern"], e["reason"]), {"pattern": e["pattern"], "reason": e["reason"]}
+            )
+            row["tensors"] = max(row.get("tensors", 0), len(e["keys"]))
+    return list(out.values())
 
 
 def audits_context(

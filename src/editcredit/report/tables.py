@@ -164,7 +164,13 @@ def render_tables(
             {"groups": ctx.comparisons_context(comparisons), "main": main},
             list(inputs.comparisons),
         ),
-        "audits": ({"rows": ctx.audits_context(_audits(inputs), run_order)}, list(inputs.audits)),
+        "audits": (
+            {
+                "rows": ctx.audits_context(_audits(inputs), run_order),
+                "exclusions": ctx.audit_exclusions(_audits(inputs)),
+            },
+            list(inputs.audits),
+        ),
         "costs": (
             {
                 "rows": costs,
