@@ -301,6 +301,7 @@ class TrainingSettings(Section):
     ray: RaySettings
     grpo: dict[str, Any]
     health: HealthSettings
+    quarantine: dict[str, str] | None = None
 
     def train_config(self, arm: str, seed: int, temperature: float):
         """The typed config of one run (``editcredit.rl.config.TrainConfig``)."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,14 +24,23 @@ HF_FILES = (
 )
 
 
-def training_tasks(tasks_path: str, controls_path: str | None):
-    """Train-split tasks minus those whose controls were flagged (METHOD §7)."""
+def training_tasks(
+    tasks_path: str, controls_path: str | None, quarantine: Mapping[str, str] | None = None
+):
+    """Train-split tasks minus those whose controls were flagged (METHOD §7) and those the
+    config quarantines (``training.quarantine``: task id -> reason; out of training, still
+    evaluated). A quarantined id that is not a train task of the suite is refused, by name."""
     tasks = [t for t in load_tasks(tasks_path) if t.split == "train"]
+    unknown = sorted(set(quarantine or {}) - {t.instance_id for t in tasks})
+    if unknown:
+        raise ValueError(
+            f"config training.quarantine: {', '.join(unknown)} not a train task of {tasks_path}"
+        )
     if controls_path:
         summary = json.loads(Path(controls_path).read_text())
         flagged = set(summary["flagged_ids"])
         tasks = [t for t in tasks if t.instance_id not in flagged]
-    return tasks
+    return [t for t in tasks if t.instance_id not in (quarantine or {})]
 
 
 def import_model(source: str, out_dir: Path, cfg: dict[str, Any], name: str = "") -> str:

@@ -158,7 +158,8 @@ def train_segment_job(
     # a base is checked against its receipt (and the config's pin) before anything reads it
     base_check = None if start_state else guard_base(start_model, config.get("models"))
     device = job_device(gpus, threads)
-    pool = training_tasks(tasks_path, controls_path)
+    quarantine = dict(training.get("quarantine") or {})
+    pool = training_tasks(tasks_path, controls_path, quarantine)
     spec = SegmentSpec(
         run=run,
         start_step=step - k,
@@ -187,6 +188,8 @@ def train_segment_job(
         workers.close()
     receipt["grader"] = grader
     receipt["storage"] = storage
+    if quarantine:
+        receipt["quarantined"] = quarantine
     known = {}
     if base_check is not None:
         receipt["base_check"] = base_check
@@ -225,7 +228,8 @@ def control_replay_job(
     steps = int(training["endpoint_step"])
     base_check = guard_base(base_model, config.get("models"))
     device = job_device(gpus, threads)
-    pool = training_tasks(tasks_path, controls_path)
+    quarantine = dict(training.get("quarantine") or {})
+    pool = training_tasks(tasks_path, controls_path, quarantine)
     run = control_run_name(int(seed))
     print(f"{run}: the base policy on steps 1..{steps} on {device}, {len(pool)} training tasks")
     worker_kwargs = rollout_worker_kwargs(
@@ -255,6 +259,8 @@ def control_replay_job(
         "workers": where,
         "grader": grader,
     }
+    if quarantine:
+        receipt["quarantined"] = quarantine
     known = {}
     if base_check is not None:
         receipt["base_check"] = base_check
