@@ -169,7 +169,27 @@ def _evaluate(model_dir: str, config):
     )
 
 
-@pytest.mark.parametrize("job", [_train, _control, _evaluate], ids=["train", "control", "eval"])
+def _audit(base: str, config):
+    from editcredit.audit.jobs import audit_params_job
+
+    return audit_params_job(
+        "runs/M-s42/step_2/model",
+        base,
+        None,
+        "results/audits/M-s42/step_2.json",
+        "M-s42",
+        2,
+        2,
+        {"chunk_mib": 1},
+        config,
+    )
+
+
+JOBS = [_train, _control, _evaluate, _audit]
+JOB_IDS = ["train", "control", "eval", "audit"]
+
+
+@pytest.mark.parametrize("job", JOBS, ids=JOB_IDS)
 def test_editing_a_pinned_base_in_place_makes_the_job_refuse_naming_the_file(imported, job):
     src, pin = imported
     config = {"models": {"ext": {"source": "import", "path": str(src), "receipt_sha256": pin}}}
@@ -179,7 +199,7 @@ def test_editing_a_pinned_base_in_place_makes_the_job_refuse_naming_the_file(imp
     assert not Path("runs").exists() and not Path("results").exists()
 
 
-@pytest.mark.parametrize("job", [_train, _control, _evaluate], ids=["train", "control", "eval"])
+@pytest.mark.parametrize("job", JOBS, ids=JOB_IDS)
 def test_an_intact_pinned_base_passes_the_check(imported, job):
     """The check passes, and the job goes on to its next input (absent here)."""
     src, pin = imported
@@ -189,6 +209,6 @@ def test_an_intact_pinned_base_passes_the_check(imported, job):
     except BaseDrifted:
         raise
     except Exception as exc:  # noqa: BLE001 - any other error comes after the check
-        assert "data/frozen/none/tasks.parquet" in str(exc) or "plan.parquet" in str(exc)
+        assert any(p in str(exc) for p in ("tasks.parquet", "plan.parquet", "step_2/model"))
     else:
         pytest.fail("the job ran without its inputs")

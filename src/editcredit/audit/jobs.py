@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
 from editcredit.audit.audit_report import AuditReport, FileDigest
+from editcredit.audit.base_pin import guard_base
 from editcredit.audit.hashing import CHUNK_BYTES
 from editcredit.audit.identity import RECEIPT
 from editcredit.audit.param_audit import audit_checkpoint
@@ -92,7 +93,10 @@ def audit_params_job(
     audit_cfg: dict[str, Any],
     config: Any,
 ) -> dict[str, Any]:
-    """Audit one checkpoint and write its JSON; raise ``AuditFailed`` on any failure."""
+    """Audit one checkpoint and write its JSON; raise ``AuditFailed`` on any failure (a base
+    that differs from its receipt or pin raises ``BaseDrifted`` before anything is compared)."""
+    models = config.get("models") if isinstance(config, Mapping) else None
+    base_check = guard_base(base_model, models)
     step = int(step)
     chunk = int(audit_cfg.get("chunk_mib", CHUNK_BYTES >> 20)) << 20
     report: AuditReport = audit_checkpoint(
@@ -124,9 +128,10 @@ def audit_params_job(
     inputs = [str(ckpt_model), str(base_model)]
     if previous_model:
         inputs.append(str(previous_model))
-    write_result_json(
-        out_json, result, inputs, config, known={str(ckpt_model): _model_digest(report.files)}
-    )
+    known = {str(ckpt_model): _model_digest(report.files)}
+    if base_check is not None:
+        known[str(base_model)] = base_check["directory_sha256"]
+    write_result_json(out_json, result, inputs, config, known=known)
     return result
 
 
