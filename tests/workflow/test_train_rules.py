@@ -48,7 +48,9 @@ training:
     tasks_per_step: 2
     group_size: 3
     micro_batch_size: 4
-    lr: 0.01
+    # at 0.01 the toy M run collapses after two updates (every action unparsable, no credit at
+    # update 3) and the early update gate stops it; at 0.001 it stays healthy
+    lr: 0.001
 """
 
 
