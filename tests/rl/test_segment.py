@@ -104,3 +104,17 @@ def test_local_worker_processes_give_the_in_process_results(base, tasks_file, tm
     frames = [pd.read_parquet(o / "rollouts.parquet") for o in outs]
     assert frames[0]["token_ids"].map(list).tolist() == frames[1]["token_ids"].map(list).tolist()
     pd.testing.assert_frame_equal(*[pd.read_parquet(o / "credit.parquet") for o in outs])
+
+
+def test_a_rebuilt_segment_writes_the_same_rollouts_and_credit_bytes(base, tasks_file, tmp_path):
+    """Deleting a segment and building it again gives the same bytes: the stored reports carry
+    no wall time, sentinel names or pytest durations (``grading.stored_report``)."""
+    outs = [
+        _segment("M-s42", 1, base, tmp_path / name / "step_1", tasks_file, _training(1, None))
+        for name in ("first", "again")
+    ]
+    assert _bytes(outs[0]) == _bytes(outs[1])
+    for name in ("rollouts.parquet", "credit.parquet"):
+        assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes(), name
+    reports = pd.read_parquet(outs[0] / "rollouts.parquet")["report"]
+    assert reports.str.contains("<sentinel:must_fail>").all()  # graded runs, normalized
