@@ -1,5 +1,6 @@
-"""Attempts leave records that a rerun cannot erase: the log is appended to under each attempt's
-identity, and a failing attempt writes its failure record beside the log before it fails."""
+"""Attempts leave records that a rerun cannot erase: each attempt keeps its own log under its
+identity beside the declared log (which Snakemake removes before a run), and a failing attempt
+writes its failure record there before it fails."""
 
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ import pytest
 from editcredit.job_records import (
     attempt_id,
     attempt_line,
+    attempt_log_path,
     failure_path,
     failure_record,
+    fresh_attempt,
     write_failure_record,
 )
 from editcredit.workflow import logged
@@ -40,15 +43,32 @@ def test_attempt_ids_differ_by_process_and_time():
 
 
 @pytest.mark.parametrize(
-    ("log", "attempt", "expected"),
+    ("log", "attempt", "own_log", "failed"),
     [
-        ("logs/audit_params/M-s1/step_2.log", "A", "logs/audit_params/M-s1/step_2.failed-A.json"),
-        ("logs/audit_summary.log", "B", "logs/audit_summary.failed-B.json"),
-        ("logs/x/no_suffix", "C", "logs/x/no_suffix.failed-C.json"),
+        (
+            "logs/audit_params/M-s1/step_2.log",
+            "A",
+            "logs/audit_params/M-s1/step_2.attempts/A.log",
+            "logs/audit_params/M-s1/step_2.attempts/A.failed.json",
+        ),
+        ("logs/audit_summary.log", "B", "logs/audit_summary.attempts/B.log", None),
+        ("logs/x/no_suffix", "C", "logs/x/no_suffix.attempts/C.log", None),
     ],
 )
-def test_failure_path_is_beside_the_log(log, attempt, expected):
-    assert failure_path(log, attempt).as_posix() == expected
+def test_an_attempts_files_are_beside_the_declared_log(log, attempt, own_log, failed):
+    assert attempt_log_path(log, attempt).as_posix() == own_log
+    failed = failed or own_log.removesuffix(".log") + ".failed.json"
+    assert failure_path(log, attempt).as_posix() == failed
+
+
+def test_a_fresh_attempt_never_reuses_a_taken_name(tmp_path):
+    log = tmp_path / "r.log"
+    first = fresh_attempt(log, NOON)
+    attempt_log_path(log, first).parent.mkdir()
+    attempt_log_path(log, first).write_text("")
+    second = fresh_attempt(log, NOON)
+    failure_path(log, second).write_text("{}")
+    assert (first, second, fresh_attempt(log, NOON)) == (first, f"{first}.2", f"{first}.3")
 
 
 def test_attempt_line():
@@ -71,10 +91,12 @@ def test_failure_record_keeps_the_errors_record_and_traceback():
     assert body["error_type"] == "_WithRecord" and body["error"] == "audit failed: equals base"
     assert "raise _WithRecord" in body["traceback"]
     assert body["attempt"] == "A" and body["log"] == "logs/x.log"
+    assert body["attempt_log"] == "logs/x.attempts/A.log"
 
 
 def test_a_second_failure_record_of_one_attempt_never_overwrites_the_first(tmp_path):
     log = tmp_path / "x.log"
+    attempt_log_path(log, "A").parent.mkdir()
     first = write_failure_record(ValueError("one"), "A", log, "t")
     second = write_failure_record(ValueError("two"), "A", log, "t")
     assert first != second
@@ -94,30 +116,44 @@ def test_a_rerun_keeps_the_failed_attempts_log_and_record(tmp_path):
     stdout = sys.stdout
     with pytest.raises(_WithRecord):
         _failing_job(log, "first failure")
-    first_log = log.read_text()
-    [record] = sorted(log.parent.glob("step_4.failed-*.json"))
+    assert sys.stdout is stdout  # restored
+    [record] = log.with_name("step_4.attempts").glob("*.failed.json")
     first_record = record.read_bytes()
     body = json.loads(first_record)
+    attempt = body["attempt"]
     assert body["error"] == "first failure" and body["record"] == {"step": 4, "ok": False}
-    assert f"working in {body['attempt']}" in first_log and "a log line" in first_log
-    assert f"attempt {body['attempt']} failed: _WithRecord; record {record}" in first_log
+    own = attempt_log_path(log, attempt)
+    first_log = own.read_text()
+    assert log.read_text() == first_log  # the declared log holds the same lines
+    assert f"working in {attempt}" in first_log and "a log line" in first_log
+    assert "Traceback" in first_log
+    assert first_log.endswith(attempt_line(attempt, "failed", f"_WithRecord; record {record}"))
 
+    log.unlink()  # what Snakemake does before it runs the rule again
     with logged(log) as second:  # the rerun succeeds
         print("second attempt works")
-    text = log.read_text()
-    assert text.startswith(first_log)  # appended, never truncated
-    assert "second attempt works" in text[len(first_log) :]
-    assert text.count("=== editcredit attempt") == 4  # started, failed, started, ok
-    assert text.endswith(attempt_line(second, "ok"))
-    assert record.read_bytes() == first_record
-    assert sys.stdout is stdout  # restored
+    assert second != attempt
+    assert own.read_text() == first_log and record.read_bytes() == first_record
+    assert log.read_text() == attempt_log_path(log, second).read_text()
+    assert "second attempt works" in log.read_text() and "first" not in log.read_text()
+    assert log.read_text().endswith(attempt_line(second, "ok"))
 
 
-def test_two_failed_attempts_leave_two_records(tmp_path):
+def test_the_declared_log_is_appended_to_never_truncated(tmp_path):
+    log = tmp_path / "r.log"
+    log.write_text("earlier lines\n")
+    with logged(log):
+        print("new lines")
+    assert log.read_text().startswith("earlier lines\n") and "new lines" in log.read_text()
+
+
+def test_two_failed_attempts_leave_two_records_and_two_logs(tmp_path):
     log = tmp_path / "logs/r.log"
     for message in ("one", "two"):
         with pytest.raises(_WithRecord):
             _failing_job(log, message)
-    records = log.parent.glob("r.failed-*.json")  # one process, one second: a counter apart
-    assert sorted(json.loads(p.read_text())["error"] for p in records) == ["one", "two"]
-    assert log.read_text().count("Traceback") == 2
+    kept = log.with_name("r.attempts")
+    records = [json.loads(p.read_text()) for p in kept.glob("*.failed.json")]
+    assert sorted(r["error"] for r in records) == ["one", "two"]
+    assert len({r["attempt"] for r in records}) == 2
+    assert len(list(kept.glob("*.log"))) == 2

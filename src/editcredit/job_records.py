@@ -1,12 +1,17 @@
 """What every attempt of a workflow job leaves behind, so that a rerun erases no failure.
 
-An attempt has an identity, ``{UTC stamp}-{host}-{pid}`` (``attempt_id``). Its log is appended
-to the rule's log file between an opening and a closing line that carry the identity, so the
-log of a rerun follows the failed attempt's log instead of replacing it. A failing attempt also
-writes a failure record beside its log, ``{log stem}.failed-{attempt}.json`` (``failure_path``),
-before the job fails: the attempt, the error's type and message, the traceback, and the
-structured record the error carries (an exception with a ``record`` mapping attribute, e.g. a
-failed parameter audit's full result). A new file per attempt: nothing is ever truncated.
+Snakemake removes a rule's declared log before each run of the rule, so the declared log holds
+the latest attempt only. Every attempt therefore also keeps its own files, under its identity
+``{UTC stamp}-{host}-{pid}`` (``attempt_id``), in a directory beside the declared log that
+Snakemake does not know (``attempts_dir``: ``step_4.log`` -> ``step_4.attempts/``):
+
+- ``{attempt}.log``: the attempt's whole log (the same lines as the declared log), opened and
+  closed by a line naming the attempt (``attempt_line``);
+- ``{attempt}.failed.json``: written by a failing attempt before the job fails: the attempt,
+  the error's type and message, the traceback, and the structured record the error carries
+  (an exception with a ``record`` mapping attribute, e.g. a failed parameter audit's result).
+
+New files only: nothing here is ever truncated or overwritten.
 """
 
 from __future__ import annotations
@@ -23,16 +28,19 @@ from typing import Any
 from editcredit.audit.provenance import atomic_write_text
 
 __all__ = [
-    "FAILURE_INFIX",
+    "ATTEMPTS_SUFFIX",
     "attempt_id",
     "attempt_line",
+    "attempt_log_path",
+    "attempts_dir",
     "failure_path",
     "failure_record",
+    "fresh_attempt",
     "write_failure_record",
 ]
 
-#: a failure record is named ``{log stem}{FAILURE_INFIX}{attempt}.json``
-FAILURE_INFIX = ".failed-"
+#: the attempts of ``{stem}.log`` live in ``{stem}{ATTEMPTS_SUFFIX}/``
+ATTEMPTS_SUFFIX = ".attempts"
 
 
 def attempt_id(now: float | None = None, host: str | None = None, pid: int | None = None) -> str:
@@ -43,16 +51,36 @@ def attempt_id(now: float | None = None, host: str | None = None, pid: int | Non
     return f"{stamp}-{host}-{os.getpid() if pid is None else pid}"
 
 
+def fresh_attempt(log_path: str | Path, now: float | None = None) -> str:
+    """An ``attempt_id`` that no attempt of ``log_path`` has used (``.2``, ``.3``, ... is added
+    when one process starts two attempts within a second)."""
+    base = attempt = attempt_id(now)
+    n = 1
+    while attempt_log_path(log_path, attempt).exists() or failure_path(log_path, attempt).exists():
+        n += 1
+        attempt = f"{base}.{n}"
+    return attempt
+
+
 def attempt_line(attempt: str, event: str, detail: str = "") -> str:
     """One line of the log that opens or closes an attempt (``event``: started, ok, failed)."""
     return f"=== editcredit attempt {attempt} {event}" + (f": {detail}" if detail else "") + "\n"
 
 
-def failure_path(log_path: str | Path, attempt: str) -> Path:
-    """The failure record of ``attempt`` beside its log: ``step_2.log`` ->
-    ``step_2.failed-{attempt}.json``."""
+def attempts_dir(log_path: str | Path) -> Path:
+    """Where the attempts of a declared log are kept: ``step_4.log`` -> ``step_4.attempts``."""
     log = Path(log_path)
-    return log.with_name(f"{log.stem}{FAILURE_INFIX}{attempt}.json")
+    return log.with_name(log.stem + ATTEMPTS_SUFFIX)
+
+
+def attempt_log_path(log_path: str | Path, attempt: str) -> Path:
+    """The attempt's own copy of its log."""
+    return attempts_dir(log_path) / f"{attempt}.log"
+
+
+def failure_path(log_path: str | Path, attempt: str) -> Path:
+    """The failure record of a failed attempt."""
+    return attempts_dir(log_path) / f"{attempt}.failed.json"
 
 
 def failure_record(
@@ -63,6 +91,7 @@ def failure_record(
     return {
         "attempt": attempt,
         "log": str(log_path),
+        "attempt_log": str(attempt_log_path(log_path, attempt)),
         "started": started,
         "failed": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "error_type": type(exc).__name__,

@@ -9,28 +9,59 @@ import time
 import traceback
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TextIO
 
-from editcredit.job_records import attempt_id, attempt_line, write_failure_record
+from editcredit.job_records import (
+    attempt_line,
+    attempt_log_path,
+    fresh_attempt,
+    write_failure_record,
+)
+
+
+class _Tee:
+    """A text stream writing to several line-buffered files."""
+
+    def __init__(self, *streams: TextIO) -> None:
+        self.streams = streams
+
+    def write(self, text: str) -> int:
+        for s in self.streams:
+            s.write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        for s in self.streams:
+            s.flush()
+
+    def isatty(self) -> bool:
+        return False
 
 
 @contextlib.contextmanager
 def logged(log_path: str | Path) -> Iterator[str]:
     """Send this job's stdout, stderr and logging to its Snakemake log file; yield the attempt.
 
-    The log is appended to, never truncated: each attempt opens and closes with a line naming
-    it (``editcredit.job_records``), and a failing attempt writes its failure record beside the
-    log before the exception leaves the job.
+    Snakemake removes the declared log before each run, so every line also goes to the
+    attempt's own log (``editcredit.job_records``: a new file per attempt, opened and closed by
+    a line naming it), and a failing attempt writes its failure record before the exception
+    leaves the job. The declared log is appended to, never truncated.
     """
     path = Path(log_path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    attempt = attempt_id()
+    attempt = fresh_attempt(path)
+    own = attempt_log_path(path, attempt)
+    own.parent.mkdir(parents=True, exist_ok=True)
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    with open(path, "a", encoding="utf-8", buffering=1) as fh:
-        fh.write(attempt_line(attempt, "started", started))
+    with (
+        open(path, "a", encoding="utf-8", buffering=1) as fh,
+        open(own, "x", encoding="utf-8", buffering=1) as kept,
+    ):
+        out = _Tee(fh, kept)
+        out.write(attempt_line(attempt, "started", started))
         old = sys.stdout, sys.stderr
-        sys.stdout = sys.stderr = fh
+        sys.stdout = sys.stderr = out
         logging.basicConfig(
-            stream=fh,
+            stream=out,
             level=logging.INFO,
             force=True,
             format="%(asctime)s %(levelname)s %(message)s",
@@ -38,14 +69,14 @@ def logged(log_path: str | Path) -> Iterator[str]:
         try:
             yield attempt
         except BaseException as exc:
-            traceback.print_exc(file=fh)
+            traceback.print_exc(file=out)
             try:
                 record = f"record {write_failure_record(exc, attempt, path, started)}"
             except Exception as err:  # the job's own error must still leave the job
                 record = f"no failure record ({type(err).__name__}: {err})"
-            fh.write(attempt_line(attempt, "failed", f"{type(exc).__name__}; {record}"))
+            out.write(attempt_line(attempt, "failed", f"{type(exc).__name__}; {record}"))
             raise
         else:
-            fh.write(attempt_line(attempt, "ok"))
+            out.write(attempt_line(attempt, "ok"))
         finally:
             sys.stdout, sys.stderr = old
