@@ -22,6 +22,7 @@ from taskfactory import REPO
 from editcredit.audit.identity import write_identity
 from editcredit.audit.param_audit import EQUALS_BASE
 from editcredit.audit.provenance import read_provenance
+from editcredit.audit.verify import verify_tree
 
 SNAKEFILE = """\
 from snakemake.utils import validate
@@ -170,3 +171,14 @@ def test_a_rerun_of_a_failed_audit_keeps_the_first_failure(workdir):
     assert (kept / f"{failure['attempt']}.log").read_text() == first_log
     assert record.read_bytes() == first_record
     assert list(kept.glob("*.failed.json")) == [record] and len(list(kept.glob("*.log"))) == 2
+
+
+def test_verify_finds_the_config_each_audit_recorded_is_the_current_one(workdir):
+    proc = smk(workdir, "results/audits/M-s1/step_2.json")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert not [d for d in verify_tree(workdir).drift if d.kind == "config"]
+    cfg = yaml.safe_load((workdir / "config/config.yaml").read_text())
+    cfg["audit"]["chunk_mib"] += 1  # the config changes after the audit was built
+    (workdir / "config/config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    drift = [d for d in verify_tree(workdir).drift if d.kind == "config"]
+    assert [d.paths for d in drift] == [["results/audits/M-s1/step_2.json"]]
