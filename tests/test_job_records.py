@@ -157,3 +157,13 @@ def test_two_failed_attempts_leave_two_records_and_two_logs(tmp_path):
     assert sorted(r["error"] for r in records) == ["one", "two"]
     assert len({r["attempt"] for r in records}) == 2
     assert len(list(kept.glob("*.log"))) == 2
+
+
+def test_the_jobs_stdout_behaves_like_a_file(tmp_path):
+    log = tmp_path / "r.log"
+    with logged(log) as attempt:
+        assert sys.stdout.fileno() > 2 and sys.stdout.encoding.lower() in ("utf-8", "utf8")
+        assert not sys.stdout.isatty() and sys.stdout.writable()  # the file's own method
+        sys.stdout.writelines(["a\n", "b\n"])
+    assert "a\nb\n" in log.read_text()
+    assert "a\nb\n" in attempt_log_path(log, attempt).read_text()

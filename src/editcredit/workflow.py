@@ -20,7 +20,9 @@ from editcredit.job_records import (
 
 
 class _Tee:
-    """A text stream writing to several line-buffered files."""
+    """A text stream writing to several line-buffered files; anything else (``fileno``,
+    ``encoding``, ...) is the first file's, so a library that writes to the descriptor itself
+    still reaches the declared log."""
 
     def __init__(self, *streams: TextIO) -> None:
         self.streams = streams
@@ -30,12 +32,19 @@ class _Tee:
             s.write(text)
         return len(text)
 
+    def writelines(self, lines) -> None:
+        for line in lines:
+            self.write(line)
+
     def flush(self) -> None:
         for s in self.streams:
             s.flush()
 
     def isatty(self) -> bool:
         return False
+
+    def __getattr__(self, name: str):
+        return getattr(self.streams[0], name)
 
 
 @contextlib.contextmanager
