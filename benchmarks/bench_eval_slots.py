@@ -28,6 +28,7 @@ from pathlib import Path
 
 import torch
 
+from editcredit.agent.environments import environment_factory
 from editcredit.agent.probe_job import load_policy
 from editcredit.agent.rollout import RolloutConfig
 from editcredit.config import load_config
@@ -101,7 +102,8 @@ def main() -> None:
     settings = SliceSettings(
         model="bench",
         evalset="holdout",
-        rollout=RolloutConfig(**config["agent"]),
+        rollout=RolloutConfig.from_agent(config["agent"]),
+        environment=environment_factory(config["agent"], config["sandbox"]),
         limits=Limits(**ev["limits"]),
         seed=int(ev["seed"]),
         batch_size=int(ev["batch_size"]),

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import torch
 
+from editcredit.agent.environments import environment_factory
 from editcredit.agent.probe import rollout_and_grade
 from editcredit.agent.probe_job import load_policy
 from editcredit.agent.rollout import RolloutConfig
@@ -73,7 +74,8 @@ def main() -> None:
             pool,
             generator,
             chat,
-            RolloutConfig(**config["agent"]),
+            RolloutConfig.from_agent(config["agent"]),
+            environment_factory(config["agent"], sandbox_cfg),
             7,
             config["reward"],
             int(sandbox_cfg["workers"]),

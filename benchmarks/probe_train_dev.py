@@ -20,6 +20,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
+from editcredit.agent.environments import environment_factory  # noqa: E402
 from editcredit.agent.probe import probe_figures, rollout_and_grade  # noqa: E402
 from editcredit.agent.rollout import RolloutConfig  # noqa: E402
 from editcredit.config import load_config  # noqa: E402
@@ -47,11 +48,11 @@ def main() -> None:
     train = train[: args.train_tasks]
     dev = [t for t in tasks if t.split == "dev"]
     generator, chat = load_generator(args.model_dir, torch.device("cpu"), cfg["generation"])
-    rollout = RolloutConfig(**cfg["agent"])
+    rollout = RolloutConfig.from_agent(cfg["agent"])
     seed, workers = int(cfg["probe"]["seed"]), int(cfg["sandbox"]["workers"])
     start = time.monotonic()
     with SandboxPool(cfg["sandbox"]["backend"], cfg["sandbox"], workers) as pool:
-        common = (pool, generator, chat, rollout)
+        common = (pool, generator, chat, rollout, environment_factory(cfg["agent"], cfg["sandbox"]))
         train_rows = rollout_and_grade(
             train, args.samples, "probe-train", *common, seed, cfg["reward"], workers
         )

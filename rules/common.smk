@@ -3,12 +3,26 @@
 from pathlib import Path
 
 from editcredit import layout
+from editcredit.agent.environments import check_played_suites
 from editcredit.layout import names_regex
 from editcredit.settings import Settings
 
 # The typed configuration tree, built once from the validated config (the Snakefile filled the
 # schema's defaults); an unknown, missing or mistyped key stops the DAG here, naming its path.
 SETTINGS = Settings.from_config(config)
+
+
+def played_suites():
+    """Suites whose tasks episodes are played on: training, evaluation, the models' probes."""
+    suites = {SETTINGS.training.suite}
+    suites |= {e.suite for e in SETTINGS.evaluation.evalsets.values()}
+    return suites | {m.suite for m in SETTINGS.models.values() if m.suite}
+
+
+# A task the configured environment cannot play stops the DAG here, naming it and the setting.
+check_played_suites(
+    SETTINGS.agent.environment, config["suites"], played_suites(), layout.frozen_tasks
+)
 
 
 wildcard_constraints:
@@ -45,6 +59,8 @@ def suite_sources(wildcards):
     suite = SETTINGS.suites[wildcards.suite]
     if suite.generator == "minibugs":
         return POOL_FILES
+    if suite.generator == "procedural":
+        return ["src/editcredit/data/procedural.py"]
     return [suite.source]
 
 
@@ -62,7 +78,25 @@ def model_gpus(wildcards):
 
 def base_model_tasks(wildcards):
     model = SETTINGS.models[wildcards.model]
+    if model.source == "train" and SETTINGS.agent.environment != "minibugs":
+        raise ValueError(
+            f"config: models.{wildcards.model} is trained here by scripted experts, which write "
+            f"the minibugs action language; agent.environment is "
+            f"{SETTINGS.agent.environment!r}"
+        )
     return layout.frozen_tasks(model.suite) if model.source == "train" else []
+
+
+def base_model_corpus(wildcards):
+    """The frozen suites whose train tasks the experts also play (models.<name>.corpus_suites)."""
+    model = SETTINGS.models[wildcards.model]
+    for suite in model.corpus_suites or []:
+        if suite not in SETTINGS.suites or suite == model.suite:
+            raise ValueError(
+                f"config: models.{wildcards.model}.corpus_suites names {suite!r}, which is "
+                "not a further suite of suites.<name>"
+            )
+    return [layout.frozen_tasks(s) for s in model.corpus_suites or []]
 
 
 def base_model_controls(wildcards):

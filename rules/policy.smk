@@ -1,6 +1,7 @@
 rule base_model:
     input:
         tasks=base_model_tasks,
+        corpus=base_model_corpus,
         controls=base_model_controls,
     output:
         model=protected(directory(layout.BASE_MODEL)),

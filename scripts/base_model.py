@@ -9,6 +9,7 @@ with logged(snakemake.log[0]):  # noqa: F821 - injected by Snakemake
         agent_cfg=snakemake.params.agent,  # noqa: F821
         sandbox_cfg=snakemake.params.sandbox,  # noqa: F821
         tasks_path=snakemake.input.tasks or None,  # noqa: F821
+        corpus_paths=list(snakemake.input.corpus),  # noqa: F821
         controls_path=snakemake.input.controls or None,  # noqa: F821
         out_dir=snakemake.output.model,  # noqa: F821
         gpus=snakemake.resources.gpu,  # noqa: F821

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import torch
-from taskfactory import make_calc_task
+from taskfactory import CONFIG, make_calc_task
 
 from editcredit.data.task import Task
 
@@ -63,7 +63,7 @@ def train_toy_policy(out: Path, sandbox, give_up: float = 0.0, sft_steps: int = 
     where RL has a certain way up (edit first)."""
     import random
 
-    from editcredit.agent.expert_corpus import expert_corpus
+    from editcredit.agent.expert_corpus import expert_corpus, expert_environment
     from editcredit.policy.base_training import fit_base_model
 
     cfg = {
@@ -81,7 +81,8 @@ def train_toy_policy(out: Path, sandbox, give_up: float = 0.0, sft_steps: int = 
     }
     tasks = toy_tasks()
     experts = {**cfg["experts"], "seed": cfg["seed"]}
-    corpus, names = expert_corpus(tasks, sandbox, experts, 4, 1)
+    make_env = expert_environment({**CONFIG["agent"], "max_turns": 4}, CONFIG["sandbox"])
+    corpus, names = expert_corpus(tasks, sandbox, experts, make_env, 4, 1)
     rng = random.Random(f"give-up:{give_up}")
     corpus = [
         ((obs[:1], ["submit"]) if rng.random() < give_up else (obs, acts)) for obs, acts in corpus

@@ -48,6 +48,8 @@ class SuiteSettings(Section):
     splits: Splits
     mutants_per_function: int
     modules: list[str]
+    pool_modules: int
+    pool_functions: int
     timeout_s: float
     validation_timeout_s: float
     manifest_sha256: str
@@ -108,13 +110,25 @@ class ControlsSettings(Section):
 
 
 @dataclass(frozen=True)
+class BashSettings(Section):
+    """``agent.bash``: the bash environment's budgets."""
+
+    output_limit: int
+    command_timeout_s: float
+    max_command_chars: int
+    tree_size: str
+
+
+@dataclass(frozen=True)
 class AgentSettings(Section):
-    """``agent``: episode budgets and the sampling temperature."""
+    """``agent``: episode budgets, the sampling temperature and the environment."""
 
     max_turns: int
     max_new_tokens: int
     max_context_tokens: int
     temperature: float
+    environment: str
+    bash: BashSettings
 
 
 @dataclass(frozen=True)
@@ -209,6 +223,7 @@ class ModelSettings(Section):
     tokenizer_vocab: int
     path: str | None = None
     suite: str | None = None
+    corpus_suites: list[str] | None = None
     architecture: Architecture | None = None
     experts: Experts | None = None
     sft: Sft | None = None
@@ -343,6 +358,7 @@ class EvaluationSettings(Section):
     batch_size: int
     limits: RetryLimits
     gpu: int
+    on_grader_change: str
     faults: FaultSettings
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from evalfakes import FakeChat, ScriptedGenerator, by_task, calc_tasks, submit_only
+from taskfactory import CONFIG
 
 from editcredit.audit.provenance import read_provenance
 from editcredit.data.freeze import write_parquet
@@ -16,7 +17,7 @@ from editcredit.evaluation.job import eval_model_job, plan_job, scores_job
 from editcredit.evaluation.ledger import INFRA_AFTER_PATCH, INFRA_BEFORE_PATCH, UNRESOLVED_VERDICT
 from editcredit.evaluation.sandboxes import CountingSandbox
 
-AGENT = {"max_turns": 4, "max_new_tokens": 8, "max_context_tokens": 4096, "temperature": 1.0}
+AGENT = {**CONFIG["agent"], "max_turns": 4, "max_new_tokens": 8, "max_context_tokens": 4096}
 GRADING = {"f_weight": 0.25, "g_weight": 0.25}
 SANDBOX = {"backend": "local", "workers": 2, "image": "x", "timeout_factor": 1.0}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from editcredit.evaluation.journal import Journal, JournalError
+from editcredit.evaluation.journal import Journal, JournalError, open_journal
 from editcredit.evaluation.sandboxes import FaultySandbox
 from editcredit.evaluation.slots import Attempt
 
@@ -71,3 +71,65 @@ def test_fault_injection_is_deterministic_by_seed(calc_task):
     assert 10 < injected < 30
     with pytest.raises(ValueError):
         FaultySandbox(Box(), rate=1.5)
+
+
+GRADER_A = {"backend": "docker", "image": "img", "image_id": "sha256:aaa", "pytest": "7.2.1"}
+GRADER_B = {**GRADER_A, "image_id": "sha256:bbb"}
+SLICE = {"model": "m", "evalset": "holdout", "seed": 1}
+
+
+def _started(root, identity):
+    """A journal with one attempt recorded, opened the way the job opens it."""
+    journal = open_journal(root, identity)
+    journal.append([attempt()])
+    return journal
+
+
+def test_the_same_grader_resumes_its_journal(tmp_path):
+    first = _started(tmp_path, {**SLICE, "grader": GRADER_A})
+    again = open_journal(tmp_path, {**SLICE, "grader": GRADER_A}, "refuse")
+    assert again.path == first.path and list(again.replay()) == [("t", 0)]
+
+
+def test_another_grader_starts_a_new_journal_and_keeps_the_old_one(tmp_path):
+    old = _started(tmp_path, {**SLICE, "grader": GRADER_A})
+    before = old.path.read_bytes()
+    notes = []
+    new = open_journal(tmp_path, {**SLICE, "grader": GRADER_B}, "new_journal", notes.append)
+    assert new.path != old.path and new.replay() == {}  # nothing of the old grader's
+    assert old.path.read_bytes() == before
+    assert notes == [
+        f"{old.path}: recorded under another grader "
+        "(image_id: 'sha256:aaa' -> 'sha256:bbb'); kept, not resumed"
+    ]
+
+
+@pytest.mark.parametrize(
+    "old_grader, differs",
+    [
+        (GRADER_A, "image_id: 'sha256:aaa' -> 'sha256:bbb'"),
+        ({**GRADER_B, "pytest": "8.0.0"}, "pytest: '8.0.0' -> '7.2.1'"),
+        (None, "grader: not recorded"),  # a journal from before graders were recorded
+    ],
+)
+def test_refuse_names_the_journal_and_what_differs(tmp_path, old_grader, differs):
+    header = {**SLICE, "grader": old_grader} if old_grader else dict(SLICE)
+    old = Journal(tmp_path / "0123456789abcdef", header)
+    with pytest.raises(JournalError) as err:
+        open_journal(tmp_path, {**SLICE, "grader": GRADER_B}, "refuse")
+    assert str(err.value).startswith(f"{old.path}: ")
+    assert differs in str(err.value) and "on_grader_change is 'refuse'" in str(err.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["0123456789abcdef"]  # none started
+
+
+def test_a_journal_of_another_slice_is_no_grader_change(tmp_path):
+    _started(tmp_path, {**SLICE, "seed": 2, "grader": GRADER_A})
+    journal = open_journal(tmp_path, {**SLICE, "grader": GRADER_B}, "refuse")
+    assert journal.replay() == {}
+
+
+def test_a_choice_other_than_new_journal_or_refuse_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="evaluation.on_grader_change: 'keep' is not one of"):
+        open_journal(tmp_path, {**SLICE, "grader": GRADER_A}, "keep")
+    with pytest.raises(JournalError, match="must name its grader"):
+        open_journal(tmp_path, dict(SLICE))

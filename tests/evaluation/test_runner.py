@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 from evalfakes import FakeChat, ScriptedGenerator, by_task, calc_tasks
+from taskfactory import CONFIG
 
+from editcredit.agent.environments import environment_factory
 from editcredit.agent.rollout import RolloutConfig
 from editcredit.evaluation.journal import Journal
 from editcredit.evaluation.ledger import Limits
@@ -12,10 +14,13 @@ from editcredit.evaluation.runner import SliceSettings, run_slots
 from editcredit.sandbox.base import SandboxError
 
 ROLLOUT = RolloutConfig(max_turns=4, max_new_tokens=8, max_context_tokens=4096, temperature=1.0)
+MINIBUGS = environment_factory({**CONFIG["agent"], "max_turns": 4}, CONFIG["sandbox"])
 
 
 def settings(**kw):
-    base = dict(model="m", evalset="holdout", rollout=ROLLOUT, limits=Limits(), seed=7)
+    base = dict(
+        model="m", evalset="holdout", rollout=ROLLOUT, environment=MINIBUGS, limits=Limits(), seed=7
+    )
     return SliceSettings(**{**base, **kw})
 
 

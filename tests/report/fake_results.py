@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 
 from editcredit.audit.identity import write_identity
 from editcredit.evaluation.slots import SLOTS_SCHEMA
-from editcredit.rl.records import METRICS_SCHEMA, ROLLOUT_SCHEMA
+from editcredit.rl.records import CREDIT_SCHEMA, METRICS_SCHEMA, ROLLOUT_SCHEMA
 
 #: the figures rule's outputs (names)
 FIGURES = ("training_curves", "task_differences", "bootstrap")
@@ -150,11 +150,48 @@ def _metrics_row(run: str, arm: str, step: int, rows: list[dict], g) -> dict:
     }
 
 
+#: (D, dY, dF, dG) of fake credit queries: a fix (FAIL_TO_PASS), a regression (PASS_TO_PASS),
+#: nothing, and both at once.
+_PARTS = [(1.0, 1.0, 0.0, 0.0), (-0.25, 0.0, 0.0, 1.0), (0.0, 0.0, 0.0, 0.0), (0.75, 1.0, 0.0, 1.0)]
+
+
+def _ledger_rows(run: str, arm: str, rows: list[dict], g) -> list[dict]:
+    """Credit-ledger rows of a step's rollouts (arms B and M only), the last one unavailable."""
+    if arm not in ("B", "M"):
+        return []
+    out = []
+    for i, r in enumerate(rows):
+        available = i < len(rows) - 1
+        D, dY, dF, dG = _PARTS[int(g.integers(0, len(_PARTS)))]
+        out.append(
+            {
+                "run": run,
+                "step": r["step"],
+                "rollout_key": r["rollout_key"],
+                "instance_id": r["instance_id"],
+                "selected_block": 0,
+                "available": available,
+                "reason": "" if available else "counterfactual report unavailable",
+                "U_original": 1.0 if available else None,
+                "U_counterfactual": 1.0 - D if available else None,
+                "D": D if available else None,
+                "dY": dY if available else None,
+                "dF": dF if available else None,
+                "dG": dG if available else None,
+                "s": (0.5 if D > 0.5 else 1.0) if available else None,
+                "m": 3,
+                "L": 9,
+                "credit_l1": 0.1 if available else 0.0,
+            }
+        )
+    return out
+
+
 def _write_run(root: Path, spec: FakeSpec, run: str, arm: str, g) -> None:
     pool = train_tasks(spec)
     k = spec.segment_steps
     for end in range(k, spec.endpoint_step + 1, k):
-        rollouts, metrics = [], []
+        rollouts, metrics, ledger_rows = [], [], []
         for step in range(end - k + 1, end + 1):
             n = spec.tasks_per_step
             picks = [pool[(step * n + i) % len(pool)] for i in range(n)]
@@ -168,6 +205,7 @@ def _write_run(root: Path, spec: FakeSpec, run: str, arm: str, g) -> None:
                 rows[0]["masked"] = False
             rollouts += rows
             metrics.append(_metrics_row(run, arm, step, rows, g))
+            ledger_rows += _ledger_rows(run, arm, rows, g)
         out = root / "runs" / run / f"step_{end}"
         out.mkdir(parents=True, exist_ok=True)
         pq.write_table(
@@ -175,6 +213,9 @@ def _write_run(root: Path, spec: FakeSpec, run: str, arm: str, g) -> None:
         )
         pq.write_table(
             pa.Table.from_pylist(metrics, schema=METRICS_SCHEMA), out / "metrics.parquet"
+        )
+        pq.write_table(
+            pa.Table.from_pylist(ledger_rows, schema=CREDIT_SCHEMA), out / "credit.parquet"
         )
         spent = {"steps": float(end), "tokens": 1000.0 * end, "gradings": 50.0 * end}
         spent.update(gpu_hours=0.0, wall_seconds=12.5 * end)

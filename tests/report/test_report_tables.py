@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
+
 from editcredit.report.latex import ci_points, points, read_tex_provenance
 from editcredit.report.tables import TABLES
 
@@ -106,6 +108,18 @@ def test_training_tables(resolved_tree):
     enc = rec["encounter"][0]
     assert enc["n_tasks"] > 0
     assert points(enc["mean_difference"], sign=True) in encounter
+    assert rec["encounter"][-1]["k"] == "last" and "\nM & last &" in encounter
+    credit, c = _tex(root, "credit"), rec["credit"]
+    assert f"M & {c['queries']} & {c['available']} & {c['positive']} & {c['negative']} &" in credit
+    ledger = pd.concat(
+        pd.read_parquet(p) for p in sorted(root.glob("runs/M-s*/step_*/credit.parquet"))
+    )
+    live = ledger[ledger["available"]]
+    recount = (len(ledger), len(live), int((live["D"] > 0).sum()), int((live["D"] < 0).sum()))
+    assert (c["queries"], c["available"], c["positive"], c["negative"]) == recount
+    both = ((live["dY"] != 0) & (live["dG"] != 0)).sum()
+    assert c["moved_by_both"] == both and c["scale_capped"] == (live["s"] < 1).sum()
+    assert "\nO & 0 & 0 & 0 & 0 & 0 & 0 &" in credit  # arm O queries nothing
 
 
 def test_audits_and_costs(resolved_tree):

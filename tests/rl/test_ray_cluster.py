@@ -156,6 +156,7 @@ def test_make_workers_runs_rollout_actors_on_the_cluster(ray_cluster, tiny_polic
     worker_kwargs = {
         "model_dir": str(tiny_policy),
         "agent_cfg": {
+            **CONFIG["agent"],
             "max_turns": 1,
             "max_new_tokens": 4,
             "max_context_tokens": 512,

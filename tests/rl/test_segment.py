@@ -4,6 +4,7 @@ gives the same model bytes as never stopping, and the number of Ray workers chan
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -11,6 +12,8 @@ import pytest
 from policyfactory import toy_tasks, train_toy_policy
 from taskfactory import CONFIG
 
+from editcredit.grading.grader_identity import grader_identity
+from editcredit.rl.scalars import read_scalars
 from editcredit.rl.train_job import train_segment_job
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -80,6 +83,13 @@ def test_two_segments_of_k_give_the_bytes_of_one_segment_of_2k(base, tasks_file,
     metrics = pd.read_parquet(whole / "metrics.parquet")
     assert metrics["step"].tolist() == [1, 2]
     assert (whole / "identity.json").is_file() and (whole / "segment.json").is_file()
+    live = read_scalars(whole.parent / "tensorboard")  # the run's TensorBoard sidecar
+    assert [s for s, _ in live["reward/pass_rate"]] == [1, 2]
+    assert [v for _, v in live["reward/pass_rate"]] == pytest.approx(metrics["pass_rate"].tolist())
+    assert [s for s, _ in live["policy/entropy"]] == [1, 2]
+    grader = grader_identity(CONFIG["sandbox"])  # every segment names the grader it used
+    for segment in (whole, one, two):
+        assert json.loads((segment / "segment.json").read_text())["grader"] == grader
 
 
 def test_results_do_not_depend_on_the_number_of_ray_workers(base, tasks_file, tmp_path):

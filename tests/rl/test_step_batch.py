@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from editcredit.rl.step_batch import assemble_step
+from editcredit.rl.step_batch import assemble_step, part_differences
 
 LAM, C = 0.1, 1.0
 
@@ -157,3 +157,27 @@ def test_zero_variance_filter_drops_flat_groups_only_when_asked():
     )
     assert not dropped.valid[0].any() and not dropped.valid[1].any()
     assert dropped.valid[2].any()
+
+
+@pytest.mark.parametrize(
+    ("original", "counterfactual", "expected"),
+    [
+        ([1.0, 1.0, 0.0], [0.0, 0.5, 0.0], {"dY": 1.0, "dF": 0.5, "dG": 0.0}),  # FAIL_TO_PASS
+        ([0.0, 0.0, 1.0], [0.0, 0.0, 0.0], {"dY": 0.0, "dF": 0.0, "dG": 1.0}),  # a regression
+        ([1.0, 1.0, 0.0], None, {"dY": None, "dF": None, "dG": None}),
+        (None, [0.0, 0.0, 0.0], {"dY": None, "dF": None, "dG": None}),
+    ],
+)
+def test_part_differences(original, counterfactual, expected):
+    query = {"parts_original": original, "parts_counterfactual": counterfactual}
+    assert part_differences(query) == expected
+
+
+def test_the_ledger_carries_the_parts_of_d():
+    rows, queries = _batch()
+    queries[0].update(parts_original=[1.0, 1.0, 0.0], parts_counterfactual=[0.0, 0.0, 0.0])
+    queries[2].update(parts_original=[0.0, 0.0, 1.0], parts_counterfactual=None)
+    ledger = {r["rollout_key"]: r for r in _assemble("M", rows, queries).ledger}
+    assert (ledger["r:1:a:0"]["dY"], ledger["r:1:a:0"]["dF"], ledger["r:1:a:0"]["dG"]) == (1, 1, 0)
+    assert ledger["r:1:b:0"]["dY"] is None  # D unavailable: no parts
+    assert ledger["r:1:a:1"]["dG"] is None  # no parts recorded for it

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from editcredit.stats import encounter_differences, encounter_effect, mean_ci
+from editcredit.stats.encounter import last_encounter_differences, most_influential
 
 ROWS = {
     "tasks": ["a", "a", "a", "b", "b", "c"],
@@ -22,6 +23,42 @@ ROWS = {
 def test_encounter_differences_hand_cases(k, tasks, diffs, n_without):
     got = encounter_differences(ROWS["tasks"], ROWS["encounters"], ROWS["pass_rates"], k=k)
     assert got == (tasks, diffs, n_without)
+
+
+@pytest.mark.parametrize(
+    ("min_encounters", "tasks", "diffs", "n_without"),
+    [(2, ("a", "b"), (0.5, 0.0), 1), (3, ("a",), (0.5,), 2), (4, (), (), 3)],
+)
+def test_last_encounter_differences_hand_cases(min_encounters, tasks, diffs, n_without):
+    got = last_encounter_differences(
+        ROWS["tasks"], ROWS["encounters"], ROWS["pass_rates"], min_encounters=min_encounters
+    )
+    assert got == (tasks, diffs, n_without)
+
+
+def test_last_encounter_is_the_latest_one_seen():
+    # d seen at encounters 1, 2, 5 (encounter numbers need not be contiguous)
+    got = last_encounter_differences(["d"] * 3, [1, 2, 5], [0.0, 1.0, 0.25])
+    assert got == (("d",), (0.25,), 0)
+
+
+@pytest.mark.parametrize(
+    ("diffs", "expected"),
+    [
+        ([0.0, 0.1, 0.9], ("c", 2)),  # farthest from the mean 1/3
+        ([0.5, -0.5], ("a", 0)),  # a tie: the first
+        ([-1.0, 0.0, 0.0, 0.0], ("a", 0)),
+        ([0.3], None),  # nothing to leave out of one task
+        ([], None),
+    ],
+)
+def test_most_influential_task(diffs, expected):
+    assert most_influential(["a", "b", "c", "d"][: len(diffs)], diffs) == expected
+
+
+def test_last_encounter_needs_two_encounters_at_least():
+    with pytest.raises(ValueError, match="min_encounters must be >= 2"):
+        last_encounter_differences(["a"], [1], [0.5], min_encounters=1)
 
 
 def test_encounter_effect_uses_1d_bootstrap():

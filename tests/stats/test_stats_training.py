@@ -142,6 +142,22 @@ def test_encounter_effect_hand_case():
     assert enc["mean_difference"] == 0.5 and enc["ci"]["lower"] == enc["ci"]["upper"] == 0.5
     none = arm_encounter({"M-s1": r1}, k=3, **BOOT)
     assert none["n_tasks"] == 0 and none["ci"] is None and none["mean_difference"] is None
+    assert none["without_most_influential"] is None
+
+
+def test_last_encounter_and_the_most_influential_task_left_out():
+    # three tasks seen three times: a 0 -> 1 (+1), b 0.5 -> 0.5 (0), c 1 -> 1 (0); d twice only
+    rows = []
+    for task, rates in {"a": [0, 1, 1], "b": [1, 1, 0], "c": [1, 1, 1], "d": [0, 1]}.items():
+        for step, y in enumerate(rates, start=1):
+            rows.append((task, step, 0, y, False))
+    rows[3:6] = [("b", 1, 0, 1, False), ("b", 2, 0, 0, False), ("b", 3, 0, 1, False)]
+    enc = arm_encounter({"O-s1": rollouts(rows)}, k="last", **BOOT)
+    assert enc["k"] == "last" and enc["tasks"] == ["a", "b", "c"]
+    assert enc["task_differences"] == [1.0, 0.0, 0.0] and enc["n_tasks_without_kth"] == 1
+    assert enc["mean_difference"] == pytest.approx(1 / 3)
+    assert enc["without_most_influential"]["task"] == "a"
+    assert enc["without_most_influential"]["mean_difference"] == 0.0
 
 
 def test_training_record_is_json_ready():
@@ -153,6 +169,7 @@ def test_training_record_is_json_ready():
         {"M-s1": m},
         {"M-s1": r},
         controls_by_run={"M-s1": control},
+        credit_by_run={"M-s1": pd.DataFrame()},
         endpoint_step=2,
         n_buckets=2,
         encounter_ks=[2],

@@ -199,6 +199,7 @@ def test_a_failing_job_stops_its_ray_cluster(segments, tmp_path):
     kwargs = {
         "model_dir": str(segments["policy"]),
         "agent_cfg": {
+            **CONFIG["agent"],
             "max_turns": 1,
             "max_new_tokens": 4,
             "max_context_tokens": 512,

@@ -113,3 +113,17 @@ def test_the_cost_table_reads_only_declared_benchmarks(workdir):
     ):
         assert expected in block
     assert "Z-s1" not in block and "results/benchmarks/render_tables" not in block
+
+
+def test_image_tasks_in_the_minibugs_environment_fail_the_dry_run(workdir):
+    """The real-study preset plays image tasks; with agent.environment minibugs the DAG stops
+    before any job, naming the setting and the suite; with its own 'bash' it builds."""
+    presets = ["config/presets/full-study.yaml", "config/presets/real-study.yaml"]
+    ok = smk("-n", "--cores", "1", "--configfile", *presets, cwd=workdir)
+    assert "agent.environment" not in ok.stdout + ok.stderr
+    layer = workdir / "minibugs-env.yaml"
+    layer.write_text("agent:\n  environment: minibugs\n")
+    proc = smk("-n", "--cores", "1", "--configfile", *presets, str(layer), cwd=workdir)
+    assert proc.returncode != 0
+    out = proc.stdout + proc.stderr
+    assert "agent.environment is 'minibugs'" in out and "suite swebench" in out

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from editcredit.agent.expert_corpus import expert_corpus
+from editcredit.agent.expert_corpus import expert_corpus, expert_environment
 from editcredit.policy.base_job import training_tasks
 from editcredit.policy.base_training import fit_base_model
 from editcredit.policy.devices import bind_gpus
@@ -23,18 +23,24 @@ def base_model_job(
     controls_path: str | None,
     out_dir: str,
     gpus: int,
+    corpus_paths: list[str] | None = None,
 ) -> None:
-    """Rule base_model: expert episodes on the suite's training tasks, then the tiny LM fitted
-    on them (an HF directory with its identity receipt in ``out_dir``)."""
+    """Rule base_model: expert episodes on the suite's training tasks (and on the train tasks
+    of the model's corpus suites, ``corpus_paths``), then the tiny LM fitted on them (an HF
+    directory with its identity receipt in ``out_dir``)."""
     out = Path(out_dir)
     device = bind_gpus(int(gpus))
     tasks = training_tasks(tasks_path, controls_path)
-    print(f"training the base policy on {len(tasks)} train tasks ({device})")
+    extra = [t for p in corpus_paths or [] for t in training_tasks(p, None)]
+    print(f"training the base policy on {len(tasks)} train tasks + {len(extra)} corpus tasks")
+    tasks += extra
     workers = int(sandbox_cfg["workers"])
     start = time.monotonic()
     experts = {**model_cfg["experts"], "seed": model_cfg["seed"]}
     with SandboxPool(sandbox_cfg["backend"], sandbox_cfg, workers) as pool:  # experts only
-        corpus, names = expert_corpus(tasks, pool, experts, int(agent_cfg["max_turns"]), workers)
+        make_env = expert_environment(agent_cfg, sandbox_cfg)
+        turns = int(agent_cfg["max_turns"])
+        corpus, names = expert_corpus(tasks, pool, experts, make_env, turns, workers)
     seconds = time.monotonic() - start
     stats = fit_base_model(corpus, names, model_cfg, out, device, len(tasks), seconds)
     print(json.dumps(stats, indent=1))

@@ -42,6 +42,7 @@ from editcredit.data.task import Task
 from editcredit.sandbox.base import SandboxError
 from editcredit.sandbox.docker_backend import LABEL, SANDBOX_UID, remove_container
 from editcredit.sandbox.image import ImageTrees
+from editcredit.sandbox.owners import owned_labels
 from editcredit.sandbox.patches import diff_trees
 from editcredit.sandbox.workspace import write_tree
 
@@ -231,7 +232,7 @@ class BashEnv(Environment):
             read_only=True,
             cap_drop=["ALL"],
             security_opt=["no-new-privileges"],
-            labels={LABEL: "1"},
+            labels=owned_labels(LABEL),
             tmpfs={
                 "/tmp": "rw,size=128m,mode=1777",
                 workdir: f"rw,exec,size={self.cfg.tree_size},uid={SANDBOX_UID},"

@@ -15,8 +15,8 @@ from typing import Any
 
 from tqdm import tqdm
 
+from editcredit.agent.environments import EnvironmentMaker, environment_factory
 from editcredit.agent.experts import expert_actions, run_expert_episode
-from editcredit.agent.minibugs_env import MinibugsEnv
 from editcredit.agent.search_expert import search_episode
 from editcredit.data.task import Task
 from editcredit.sandbox.base import grade_selected
@@ -42,13 +42,30 @@ class MemoSandbox:
         return report
 
 
+def expert_environment(agent_cfg: dict[str, Any], sandbox_cfg: dict[str, Any]) -> EnvironmentMaker:
+    """The environment the scripted experts play: the configured one, which must be minibugs
+    (the experts write its action language)."""
+    if agent_cfg["environment"] != "minibugs":
+        raise ValueError(
+            f"config: agent.environment is {agent_cfg['environment']!r}; the scripted experts "
+            "that train a base ('source: train') write the minibugs action language"
+        )
+    return environment_factory(agent_cfg, sandbox_cfg)
+
+
 def expert_corpus(
-    tasks: list[Task], sandbox, cfg: dict[str, Any], max_turns: int, workers: int
+    tasks: list[Task],
+    sandbox,
+    cfg: dict[str, Any],
+    make_env: EnvironmentMaker,
+    max_turns: int,
+    workers: int,
 ) -> tuple[list[tuple[list[str], list[str]]], list[list[str]]]:
-    """Expert episodes (observations, actions), played through the real environment, and
-    the identifiers of each episode's seed function (its name first)."""
+    """Expert episodes (observations, actions), played through the real environment (fresh
+    ones from ``make_env``), and the identifiers of each episode's seed function (its name
+    first)."""
     if cfg.get("kind", "oracle") == "search":
-        return search_corpus(tasks, sandbox, cfg, max_turns, workers)
+        return search_corpus(tasks, sandbox, cfg, make_env, max_turns, workers)
     jobs = []
     style = str(cfg.get("fragment_style", "minimal"))
     for task in tasks:
@@ -62,13 +79,18 @@ def expert_corpus(
     memo = MemoSandbox(sandbox)
     with ThreadPoolExecutor(workers) as ex:
         episodes = list(
-            ex.map(lambda job: run_expert_episode(MinibugsEnv(memo, max_turns), *job), jobs)
+            ex.map(lambda job: run_expert_episode(make_env(memo), *job), jobs)
         )
     return episodes, [seed_identifiers(task) for task, _ in jobs]
 
 
 def search_corpus(
-    tasks: list[Task], sandbox, cfg: dict[str, Any], max_turns: int, workers: int
+    tasks: list[Task],
+    sandbox,
+    cfg: dict[str, Any],
+    make_env: EnvironmentMaker,
+    max_turns: int,
+    workers: int,
 ) -> tuple[list[tuple[list[str], list[str]]], list[list[str]]]:
     """Episodes of the searching expert (it sees only what the agent sees), played through
     the real environment, and each episode's seed-function identifiers."""
@@ -84,7 +106,7 @@ def search_corpus(
 
     def play(job):
         task, rng = job
-        env = MinibugsEnv(memo, max_turns)
+        env = make_env(memo)
         return search_episode(env, task, rng, weights, max_turns, style, pool, str(cfg["seed"]))
 
     with ThreadPoolExecutor(workers) as ex:

@@ -7,7 +7,7 @@ from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from editcredit.agent.minibugs_env import MinibugsEnv
+from editcredit.agent.environments import EnvironmentMaker
 from editcredit.agent.reward import terminal_reward
 from editcredit.agent.rollout import Episode, RolloutConfig, run_episodes
 from editcredit.agent.trajectory import episode_blocks, trajectory_row
@@ -25,15 +25,17 @@ def rollout_and_grade(
     generator: Generator,
     chat: ChatIds,
     rollout: RolloutConfig,
+    make_env: EnvironmentMaker,
     seed: int,
     reward_cfg: dict[str, float],
     workers: int = 2,
 ) -> list[dict[str, Any]]:
-    """``samples`` episodes per task, final patches graded; one trajectory row each."""
+    """``samples`` episodes per task, each in a fresh environment of ``make_env``, final
+    patches graded; one trajectory row each."""
     jobs = [(t, f"{key_prefix}:{t.instance_id}:{i}") for t in tasks for i in range(samples)]
     episodes = run_episodes(
         jobs,
-        lambda: MinibugsEnv(sandbox, rollout.max_turns),
+        lambda: make_env(sandbox),
         generator,
         chat,
         rollout,

@@ -9,6 +9,7 @@ from typing import Any
 
 import torch
 
+from editcredit.agent.environments import environment_factory
 from editcredit.agent.probe import probe_figures, rollout_and_grade
 from editcredit.agent.rollout import RolloutConfig
 from editcredit.agent.trajectory import write_trajectories
@@ -58,7 +59,8 @@ def probe_job(
     train = train[: int(probe_cfg["train_tasks"])]
     dev = [t for t in tasks if t.split == "dev"]
     holdout = [t for t in tasks if t.split == "holdout"]
-    rollout = RolloutConfig(**agent_cfg)
+    rollout = RolloutConfig.from_agent(agent_cfg)
+    make_env = environment_factory(agent_cfg, sandbox_cfg)
     seed = int(probe_cfg["seed"])
     start = time.monotonic()
     workers = int(sandbox_cfg["workers"])
@@ -71,6 +73,7 @@ def probe_job(
             generator,
             chat,
             rollout,
+            make_env,
             seed,
             reward_cfg,
             workers,
@@ -83,6 +86,7 @@ def probe_job(
             generator,
             chat,
             rollout,
+            make_env,
             seed + 2,
             reward_cfg,
             workers,
@@ -95,6 +99,7 @@ def probe_job(
             generator,
             chat,
             rollout,
+            make_env,
             seed + 1,
             reward_cfg,
             workers,

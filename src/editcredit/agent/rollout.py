@@ -28,6 +28,12 @@ class RolloutConfig:
     max_context_tokens: int
     temperature: float
 
+    @classmethod
+    def from_agent(cls, agent_cfg: dict) -> RolloutConfig:
+        """The budgets and sampling of the config's ``agent`` section (its other keys, the
+        environment's, are the environment factory's)."""
+        return cls(**{f: agent_cfg[f] for f in cls.__dataclass_fields__})
+
 
 @dataclass
 class Episode:

@@ -19,6 +19,8 @@ GENERATOR_KEYS = (
     "validation_timeout_s",
     "splits",
 )
+#: Recorded only for generator 'procedural' (so the other suites' manifests are unchanged).
+PROCEDURAL_KEYS = ("pool_modules", "pool_functions")
 
 
 def build_suite(
@@ -29,10 +31,14 @@ def build_suite(
     pinned_sha256: str = "",
 ) -> str:
     """Write data/frozen/{suite}/tasks.parquet + manifest.json; return the manifest SHA256."""
-    generator = {k: suite_cfg[k] for k in GENERATOR_KEYS if k in suite_cfg}
-    if suite_cfg["generator"] == "minibugs":
+    keys = GENERATOR_KEYS + (PROCEDURAL_KEYS if suite_cfg["generator"] == "procedural" else ())
+    generator = {k: suite_cfg[k] for k in keys if k in suite_cfg}
+    if suite_cfg["generator"] in ("minibugs", "procedural"):
         with SandboxPool(sandbox_cfg["backend"], sandbox_cfg, int(sandbox_cfg["workers"])) as pool:
-            tasks, rejected = generate(suite_cfg, lambda jobs: pool.grade_many(jobs, suite))
+            # hand-written pool tasks keep their ids' historic prefix (pinned manifests)
+            family = suite if suite_cfg["generator"] == "procedural" else "minibugs"
+            grade = lambda jobs: pool.grade_many(jobs, suite)  # noqa: E731
+            tasks, rejected = generate(suite_cfg, grade, suite=family)
         generator["rejected"] = dict(sorted(rejected.items()))
     else:
         tasks = import_tasks(

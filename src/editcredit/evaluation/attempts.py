@@ -20,7 +20,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from editcredit.agent.minibugs_env import MinibugsEnv
+from editcredit.agent.environments import EnvironmentMaker
 from editcredit.agent.reward import RewardComponents
 from editcredit.agent.rollout import RolloutConfig, run_episodes
 from editcredit.agent.trajectory import TRAJECTORY_SCHEMA, trajectory_row
@@ -82,15 +82,17 @@ def generate_batch(
     evalset: str,
     sandbox,
     trajectory_dir: Path,
+    environment: EnvironmentMaker,
     step_workers: int = 2,
 ) -> list[Attempt]:
-    """Generate every job of the batch together; one attempt per job, whatever happened."""
+    """Generate every job of the batch together, each episode in a fresh ``environment``
+    (:mod:`editcredit.agent.environments`); one attempt per job, whatever happened."""
     keys = [rollout_key(model, evalset, j.instance_id, j.sample, j.index) for j in jobs]
     seed = batch_seed(base_seed, keys)
     started, clock = now(), time.monotonic()
 
     def make_env():
-        return MinibugsEnv(EpisodeSandbox(sandbox), rollout.max_turns)
+        return environment(EpisodeSandbox(sandbox))
 
     common = {"seed": seed, "started": started}
     try:
@@ -133,7 +135,8 @@ def generate_batch(
     finished, seconds = now(), round(time.monotonic() - clock, 3)
     attempts = []
     for row_number, (job, key, episode) in enumerate(zip(jobs, keys, episodes, strict=True)):
-        box: EpisodeSandbox = episode.env.sandbox
+        box = getattr(episode.env, "sandbox", None)  # the bash tool runs no sandbox tests
+        box = box if isinstance(box, EpisodeSandbox) else EpisodeSandbox(sandbox)
         patch = episode.env.final_patch()
         failed = bool(box.failures)
         attempts.append(

@@ -15,11 +15,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from editcredit.agent.environments import environment_factory
 from editcredit.agent.rollout import RolloutConfig
 from editcredit.audit.provenance import atomic_write_text, provenance, write_result_json
 from editcredit.data.freeze import load_tasks
 from editcredit.data.task import Task
-from editcredit.evaluation.journal import Journal, journal_key
+from editcredit.evaluation.journal import open_journal
 from editcredit.evaluation.ledger import Limits
 from editcredit.evaluation.plan import (
     RESERVED_NAMES,
@@ -36,6 +37,7 @@ from editcredit.evaluation.runner import SliceSettings, run_slots
 from editcredit.evaluation.sandboxes import FaultySandbox
 from editcredit.evaluation.scoring import scores_record
 from editcredit.evaluation.slots import TaskSlots, slot_record, slots_rows, write_slots_parquet
+from editcredit.grading.grader_identity import grader_identity
 from editcredit.sandbox.base import grade_selected
 
 #: Sandbox settings that change what a grading means (workers and docker mode do not).
@@ -105,8 +107,9 @@ def _tasks_of(plan: PlanSlice, tasks_path: str) -> dict[str, Task]:
 
 
 def journal_identity(
-    plan: PlanSlice, model_sha256: str, eval_cfg, agent_cfg, grading_cfg, sandbox_cfg
+    plan: PlanSlice, model_sha256: str, eval_cfg, agent_cfg, grading_cfg, sandbox_cfg, grader
 ) -> dict[str, Any]:
+    """What an attempt of this slice means; ``grader`` is the grader's identity."""
     faults = eval_cfg.get("faults", {})
     return {
         "model": plan.model,
@@ -119,6 +122,7 @@ def journal_identity(
         "limits": dict(eval_cfg["limits"]),
         "seed": int(eval_cfg["seed"]),
         "faults": dict(faults) if float(faults.get("rate", 0.0)) > 0 else None,
+        "grader": dict(grader),
     }
 
 
@@ -144,25 +148,36 @@ def eval_model_job(
     """Evaluate ``model`` on ``evalset`` as planned; write every slot file and the tables.
 
     ``make_sandbox`` and ``load_policy_fn`` replace the sandbox pool and the model loader
-    (tests plant fakes there).
+    (tests plant fakes there). The journal is the one of the slice's identity, which names
+    the configured sandbox's grader (its image, code and versions; ``on_grader_change``
+    decides what a journal of another grader means).
     """
     plan = read_slice(plan_path, model, evalset)
     if Path(plan.first("model_dir")) != Path(model_dir):
         raise PlanError(f"{plan_path}: {model} is planned from {plan.first('model_dir')}")
     tasks = _tasks_of(plan, tasks_path)
     block = provenance([plan_path, tasks_path, model_dir], config)
+    grader = grader_identity(sandbox_cfg)
     identity = journal_identity(
-        plan, block["inputs"][str(model_dir)], eval_cfg, agent_cfg, grading_cfg, sandbox_cfg
+        plan,
+        block["inputs"][str(model_dir)],
+        eval_cfg,
+        agent_cfg,
+        grading_cfg,
+        sandbox_cfg,
+        grader,
     )
     identity = {**identity, "generation": dict(generation or {})}
     out_dir = Path(out_slots).parent
-    key_dir = out_dir / "attempts" / journal_key(identity)[:16]
-    journal = Journal(key_dir, identity)
+    on_change = eval_cfg.get("on_grader_change", "new_journal")
+    journal = open_journal(out_dir / "attempts", identity, on_change)
+    key_dir = journal.dir
     limits = Limits(**eval_cfg["limits"])
     settings = SliceSettings(
         model=model,
         evalset=evalset,
-        rollout=RolloutConfig(**agent_cfg),
+        rollout=RolloutConfig.from_agent(agent_cfg),
+        environment=environment_factory(agent_cfg, sandbox_cfg),
         limits=limits,
         seed=int(eval_cfg["seed"]),
         batch_size=int(eval_cfg["batch_size"]),
@@ -187,6 +202,7 @@ def eval_model_job(
     files = render(plan, history, limits, identity, journal.path.as_posix())
     write_outputs(files, plan, block, out_dir, out_slots, out_predictions)
     summary = {"model": model, "evalset": evalset, "journal": journal.path.as_posix()}
+    summary["grader"] = dict(grader)
     summary.update(stats.to_dict())
     if isinstance(graded, FaultySandbox):
         summary["faults"] = {"injected": graded.injected, "passed": graded.passed}

@@ -6,6 +6,11 @@ directory is ``attempts/{key}/`` beside the slot files; Snakemake does not own i
 interrupted job leaves it in place and the next run resumes from it. Each line is flushed and
 fsynced before the attempt counts; a line torn by a crash is skipped (that attempt did not
 complete) and never overwritten.
+
+The identity names the grader (``grader``: :mod:`editcredit.grading.grader_identity`), so a
+changed grader (a rebuilt image, changed grading or observer code, another pytest) never
+appends to the journal of another: :func:`open_journal` either starts a new journal beside the
+old one (kept) or refuses (``evaluation.on_grader_change``).
 """
 
 from __future__ import annotations
@@ -20,8 +25,12 @@ from typing import Any
 from editcredit.audit.hashing import sha256_text
 from editcredit.data.task import canonical_json
 from editcredit.evaluation.slots import Attempt
+from editcredit.grading.grader_identity import grader_changes
 
 JOURNAL_NAME = "journal.jsonl"
+GRADER_KEY = "grader"
+#: the choices of ``evaluation.on_grader_change``
+ON_GRADER_CHANGE = ("new_journal", "refuse")
 
 
 class JournalError(ValueError):
@@ -101,3 +110,66 @@ class Journal:
                 )
             history.append(attempt)
         return by_slot
+
+
+def journal_dir(root: str | Path, identity: Mapping[str, Any]) -> Path:
+    """The directory of the journal of ``identity`` under ``root`` (``attempts/``)."""
+    return Path(root) / journal_key(identity)[:16]
+
+
+def read_header(path: Path) -> dict[str, Any] | None:
+    """The identity a journal was started with; None where its header line is torn."""
+    with path.open(encoding="utf-8") as fh:
+        first = fh.readline()
+    try:
+        return dict(json.loads(first)["header"])
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def other_grader_journals(
+    root: str | Path, identity: Mapping[str, Any]
+) -> list[tuple[Path, list[str]]]:
+    """Journals under ``root`` of the same identity but for the grader, with what differs."""
+    rest = {k: v for k, v in identity.items() if k != GRADER_KEY}
+    found = []
+    for path in sorted(Path(root).glob(f"*/{JOURNAL_NAME}")):
+        header = read_header(path)
+        if header is None or header.get(GRADER_KEY) == identity.get(GRADER_KEY):
+            continue
+        if {k: v for k, v in header.items() if k != GRADER_KEY} == rest:
+            found.append((path, grader_changes(header.get(GRADER_KEY), identity[GRADER_KEY])))
+    return found
+
+
+def open_journal(
+    root: str | Path,
+    identity: Mapping[str, Any],
+    on_grader_change: str = "new_journal",
+    log=print,
+) -> Journal:
+    """The journal of ``identity`` under ``root``, resumed or new.
+
+    Where a journal of the same identity under another grader exists and this grader has none
+    yet, ``new_journal`` starts this grader's own journal (the other stays as it is, never
+    resumed) and ``refuse`` raises :class:`JournalError` naming that journal and what differs.
+    A journal of this very grader is resumed under either choice: it mixes nothing.
+    """
+    if on_grader_change not in ON_GRADER_CHANGE:
+        raise ValueError(
+            f"evaluation.on_grader_change: {on_grader_change!r} is not one of "
+            f"{', '.join(ON_GRADER_CHANGE)}"
+        )
+    if GRADER_KEY not in identity:
+        raise JournalError(f"{root}: a journal identity must name its grader ({GRADER_KEY!r})")
+    directory = journal_dir(root, identity)
+    own = (directory / JOURNAL_NAME).exists()
+    for path, changes in other_grader_journals(root, identity):
+        if on_grader_change == "refuse" and not own:
+            raise JournalError(
+                f"{path}: this slice was recorded under another grader ({'; '.join(changes)}); "
+                "evaluation.on_grader_change is 'refuse' (set 'new_journal' to start a new "
+                "journal beside it, or grade with the grader it names)"
+            )
+        log(f"{path}: recorded under another grader ({'; '.join(changes)}); kept, not resumed")
+    return Journal(directory, identity)

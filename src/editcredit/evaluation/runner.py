@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from editcredit.agent.environments import EnvironmentMaker
 from editcredit.agent.rollout import RolloutConfig
 from editcredit.data.task import Task
 from editcredit.evaluation.attempts import GenJob, generate_batch, grade_attempt
@@ -43,6 +44,7 @@ class SliceSettings:
     model: str
     evalset: str
     rollout: RolloutConfig
+    environment: EnvironmentMaker
     limits: Limits = Limits()
     seed: int = 0
     batch_size: int = 128
@@ -179,6 +181,7 @@ def run_slots(
                     settings.evalset,
                     sandbox,
                     Path(trajectory_dir),
+                    settings.environment,
                     step_workers=settings.workers,
                 )
                 record(attempts)

@@ -19,42 +19,11 @@ import torch
 
 from editcredit.audit.hashing import sha256_text
 from editcredit.audit.identity import write_identity
+from editcredit.data.procedural import synthetic_name
 from editcredit.policy.chat import ChatIds
 from editcredit.policy.model import new_model, tiny_config
 from editcredit.policy.sft import SFTConfig, chat_example, train_sft
 from editcredit.policy.tokenizer import train_tokenizer
-
-_SYLLABLES = (
-    "ka",
-    "lo",
-    "mi",
-    "ren",
-    "tu",
-    "sa",
-    "vel",
-    "dor",
-    "pi",
-    "nex",
-    "qua",
-    "zo",
-    "bri",
-    "mon",
-    "tal",
-    "ec",
-    "ul",
-    "fi",
-    "gra",
-    "hos",
-)
-
-
-def synthetic_name(rng: random.Random) -> str:
-    """A pronounceable identifier never used by the pool (for renaming augmentation)."""
-    words = [
-        "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 3)))
-        for _ in range(rng.randint(1, 3))
-    ]
-    return "_".join(words)
 
 
 def rename_episode(

@@ -14,6 +14,7 @@ from editcredit.layout import is_run, parse_run
 __all__ = [
     "audits_context",
     "comparisons_context",
+    "credit_context",
     "encounter_context",
     "failures_context",
     "health_context",
@@ -56,6 +57,12 @@ def health_context(training: Sequence[Record]) -> list[dict[str, Any]]:
 def failures_context(training: Sequence[Record]) -> list[dict[str, Any]]:
     """One group per arm: failure rates per step bucket."""
     return [{"arm": t["arm"], "buckets": t["failures"]} for t in training]
+
+
+def credit_context(training: Sequence[Record]) -> list[dict[str, Any]]:
+    """One row per arm: where its credit went (records written before the count existed
+    show a dash)."""
+    return [{"arm": t["arm"], **t.get("credit", {})} for t in training]
 
 
 def encounter_context(training: Sequence[Record]) -> list[dict[str, Any]]:

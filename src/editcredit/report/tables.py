@@ -29,6 +29,7 @@ TABLES = (
     "training_health",
     "training_failures",
     "encounter",
+    "credit",
     "scores",
     "comparisons",
     "findings",
@@ -153,6 +154,7 @@ def render_tables(
         "training_health": ({"arms": ctx.health_context(training)}, list(inputs.training)),
         "training_failures": ({"arms": ctx.failures_context(training)}, list(inputs.training)),
         "encounter": ({"rows": ctx.encounter_context(training)}, list(inputs.training)),
+        "credit": ({"arms": ctx.credit_context(training)}, list(inputs.training)),
         "scores": ({"groups": ctx.scores_context(scores, arm_order)}, list(inputs.scores)),
         "comparisons": (
             {"groups": ctx.comparisons_context(comparisons), "gate": gate},

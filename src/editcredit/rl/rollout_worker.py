@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from editcredit.agent.edit_blocks import counterfactual_tree, credited_turns
-from editcredit.agent.minibugs_env import MinibugsEnv
+from editcredit.agent.environments import environment_factory
 from editcredit.agent.reward import terminal_reward
 from editcredit.agent.rollout import Episode, RolloutConfig, run_episodes
 from editcredit.agent.trajectory import episode_blocks, trajectory_row
@@ -51,11 +51,17 @@ def rollout_key(run: str, step: int, instance_id: str, sample: int) -> str:
     return f"{run}:{step}:{instance_id}:{sample}"
 
 
-def report_utility(report: GradingReport, f_weight: float, g_weight: float) -> float | None:
-    """U of a report, or None when the report is unavailable (infrastructure failure)."""
+def report_parts(report: GradingReport) -> list[float] | None:
+    """[Y, F, G] of a report, or None when the report is unavailable (infrastructure failure)."""
     if report.outcome != "verdict" or report.Y is None or report.F is None or report.G is None:
         return None
-    return utility(report.Y, report.F, report.G, f_weight, g_weight)
+    return [float(report.Y), float(report.F), float(report.G)]
+
+
+def report_utility(report: GradingReport, f_weight: float, g_weight: float) -> float | None:
+    """U of a report, or None when the report is unavailable (infrastructure failure)."""
+    parts = report_parts(report)
+    return None if parts is None else utility(*parts, f_weight, g_weight)
 
 
 class RolloutWorker:
@@ -95,11 +101,12 @@ class RolloutWorker:
             vllm=settings.vllm,
             fast=settings.fast,
         )
-        self.rollout = RolloutConfig(**agent_cfg)
+        self.rollout = RolloutConfig.from_agent(agent_cfg)
         self.reward_cfg = reward_cfg
         self.f_weight = float(grading_cfg["f_weight"])  # the schema's default, never one here
         self.g_weight = float(grading_cfg["g_weight"])
         self.sandbox = make_sandbox(sandbox_cfg["backend"], sandbox_cfg)
+        self.make_env = environment_factory(agent_cfg, sandbox_cfg)
 
     def set_weights(self, state_dict: dict[str, torch.Tensor]) -> None:
         self.model.load_state_dict(state_dict)
@@ -117,7 +124,7 @@ class RolloutWorker:
         with autocast:
             episodes = run_episodes(
                 [(job.task, k) for k in keys],
-                lambda: MinibugsEnv(self.sandbox, self.rollout.max_turns),
+                lambda: self.make_env(self.sandbox),
                 self.generator,
                 self.chat,
                 self.rollout,
@@ -160,8 +167,10 @@ class RolloutWorker:
             "selected_block": None if selected is None else selected.index,
             "credited_turns": [] if selected is None else list(credited_turns(selected)),
             "U_original": report_utility(report, self.f_weight, self.g_weight),
+            "parts_original": report_parts(report),
             "sent": False,
             "U_counterfactual": None,
+            "parts_counterfactual": None,
             "reason": "no eligible block" if selected is None else "",
             "cf_report": None,
         }
@@ -184,6 +193,7 @@ class RolloutWorker:
         report = grade_patch(job.task, patch, self.sandbox, self.f_weight, self.g_weight)
         query["sent"] = True
         query["U_counterfactual"] = report_utility(report, self.f_weight, self.g_weight)
+        query["parts_counterfactual"] = report_parts(report)
         if query["U_counterfactual"] is None:
             query["reason"] = "counterfactual report unavailable"
         query["cf_report"] = json.dumps(

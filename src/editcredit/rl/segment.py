@@ -28,6 +28,7 @@ from editcredit.rl.cursor import DataCursor
 from editcredit.rl.health import HealthMonitor
 from editcredit.rl.records import CREDIT_SCHEMA, METRICS_SCHEMA, ROLLOUT_SCHEMA, write_table
 from editcredit.rl.rollout_worker import GroupJob, group_seed
+from editcredit.rl.scalars import ScalarLog
 from editcredit.rl.step_batch import assemble_step
 from editcredit.rl.update import UpdateSequence, step_update
 from editcredit.rl.workers import WorkerPool
@@ -296,17 +297,23 @@ def train_segment(
     by_id = {t.instance_id: t for t in pool}
     trainer = start_trainer(spec, cfg, health_cfg, device)
     all_rows, ledger, metrics = [], [], []
-    for step in range(spec.start_step + 1, spec.start_step + spec.steps + 1):
-        if budget is not None:
-            budget.check(step)
-        step_started = time.monotonic()
-        records = train_step(spec, step, trainer, by_id, cfg, workers, log)
-        all_rows += records.rows
-        ledger += records.ledger
-        metrics.append(records.metrics)
-        if budget is not None:
-            seconds = time.monotonic() - step_started
-            budget.add(*step_cost(records.rows, records.ledger, records.metrics, seconds))
+    last = spec.start_step + spec.steps
+    scalars = ScalarLog(Path(spec.out_dir).parent / "tensorboard", spec.start_step + 1, last)
+    try:
+        for step in range(spec.start_step + 1, last + 1):
+            if budget is not None:
+                budget.check(step)
+            step_started = time.monotonic()
+            records = train_step(spec, step, trainer, by_id, cfg, workers, log)
+            all_rows += records.rows
+            ledger += records.ledger
+            metrics.append(records.metrics)
+            scalars.write(step, records.metrics)
+            if budget is not None:
+                seconds = time.monotonic() - step_started
+                budget.add(*step_cost(records.rows, records.ledger, records.metrics, seconds))
+    finally:
+        scalars.close()
     changed = trainer.changed_tensors()
     receipt = segment_receipt(spec, cfg, all_rows, metrics, changed, started, device, budget)
     save_segment(

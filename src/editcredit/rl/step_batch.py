@@ -99,6 +99,15 @@ def assemble_step(
     return out
 
 
+def part_differences(query: dict[str, Any]) -> dict[str, float | None]:
+    """Original minus counterfactual of each part of U (METHOD §3: ``D = dY + wF*dF - wG*dG``):
+    which tests the reverted block moved, FAIL_TO_PASS (Y, F) or PASS_TO_PASS (G)."""
+    original, counter = query.get("parts_original"), query.get("parts_counterfactual")
+    if original is None or counter is None:
+        return {"dY": None, "dF": None, "dG": None}
+    return {f"d{k}": float(o) - float(c) for k, o, c in zip("YFG", original, counter, strict=True)}
+
+
 def _ledger_row(run, row, query, D, inp: CreditInput, lam, c, credit_l1) -> dict[str, Any]:
     available = D is not None
     return {
@@ -112,6 +121,7 @@ def _ledger_row(run, row, query, D, inp: CreditInput, lam, c, credit_l1) -> dict
         "U_original": query["U_original"],
         "U_counterfactual": query["U_counterfactual"],
         "D": D,
+        **part_differences(query if available else {}),
         "s": scale(D, inp.m, inp.L, lam, c) if available and inp.m > 0 else None,
         "m": inp.m,
         "L": inp.L,

@@ -1,4 +1,8 @@
-"""The train_segment job: config in, one segment directory with receipts out."""
+"""The train_segment job: config in, one segment directory with receipts out.
+
+Every receipt names the grader that graded its rollouts (``grader``:
+:func:`editcredit.grading.grader_identity.grader_identity`, read when the job starts).
+"""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ import torch
 
 from editcredit.audit.identity import write_identity
 from editcredit.audit.provenance import atomic_write_text, write_result_json
+from editcredit.grading.grader_identity import grader_identity
 from editcredit.layout import control_run_name, parse_run
 from editcredit.policy.base_job import training_tasks
 from editcredit.policy.devices import bind_gpus
@@ -158,12 +163,14 @@ def train_segment_job(
         out_dir, start_model, float(training["health"]["min_free_disk_gb"]), run
     )
     guard = run_budget_guard(run, budget, start_state, gpus, budget_dir)
+    grader = grader_identity(sandbox)
     workers = make_workers(training["ray"], worker_kwargs)
     try:
         receipt = train_segment(spec, cfg, pool, workers, training["health"], device, budget=guard)
         receipt["workers"] = workers.describe()
     finally:
         workers.close()
+    receipt["grader"] = grader
     receipt["storage"] = storage
     gate = receipt.get("first_segment_gate")
     if gate is not None and not gate["passed"]:
@@ -207,6 +214,7 @@ def control_replay_job(
         base_model, agent, reward, grading, sandbox, device, generation
     )
     started = time.monotonic()
+    grader = grader_identity(sandbox)
     workers = make_workers(training["ray"], worker_kwargs)
     try:
         rows = replay_control(cfg, steps, pool, workers)
@@ -227,6 +235,7 @@ def control_replay_job(
         "seconds": time.monotonic() - started,
         "device": str(device),
         "workers": where,
+        "grader": grader,
     }
     inputs = [base_model, tasks_path] + ([controls_path] if controls_path else [])
     write_result_json(out_path.with_suffix(".json"), receipt, inputs, config)

@@ -11,7 +11,9 @@ base tree is copied out of the image once (without ``.git``; :class:`ImageTrees`
 applied on the host as for inline tasks, and the prepared tree is mounted read-only over the
 image's ``workdir``, so nothing of the image's repository metadata is visible to the tests.
 
-Every container carries the label ``editcredit.sandbox`` and is removed on every path.
+Every container carries the label ``editcredit.sandbox`` and its owner's ``editcredit.owner``
+(:mod:`editcredit.sandbox.owners`) and is removed on every path; what a killed job could not
+remove, the next job on its host removes when it first talks to the daemon (``docker_client``).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from editcredit.sandbox.base import (
     result_from_out_dir,
 )
 from editcredit.sandbox.limits import GoldTimesBook, LimitSettings
+from editcredit.sandbox.owners import owned_labels, reap_once
 from editcredit.sandbox.workspace import PatchOutcome, materialize_from_base
 
 if TYPE_CHECKING:
@@ -68,6 +71,7 @@ def docker_client():
             f"no docker daemon at {host} ({type(exc).__name__}); start it (./dev.sh setup) "
             "or use --backend local"
         ) from exc
+    reap_once(client, LABEL)  # the first time this process talks to the daemon
     return client
 
 
@@ -130,7 +134,7 @@ class DockerSandbox(Sandbox):
             tmpfs={"/tmp": "rw,size=128m,mode=1777"},
             cap_drop=["ALL"],
             security_opt=["no-new-privileges"],
-            labels={LABEL: "1"},
+            labels=owned_labels(LABEL),
             volumes={
                 str(GUEST_DIR): {"bind": "/grader", "mode": "ro"},
                 str(self._spool): {"bind": "/spool", "mode": "rw"},

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from editcredit.sandbox.base import SandboxError
 from editcredit.sandbox.docker_backend import LABEL, docker_client, readable_tree, remove_container
+from editcredit.sandbox.owners import owned_labels
 
 PACKAGES = ("python3", "python3-pytest")
 #: Version-control metadata never copied out of a task image (the future must stay unreachable).
@@ -139,7 +140,7 @@ class ImageTrees:
 def extract_image_tree(client, image: str, workdir: str, dest: Path) -> None:
     """Copy ``workdir`` of ``image`` to the new directory ``dest``, without VCS metadata."""
     container = client.containers.create(
-        image, command=["true"], entrypoint=[], network_disabled=True, labels={LABEL: "1"}
+        image, command=["true"], entrypoint=[], network_disabled=True, labels=owned_labels(LABEL)
     )
     try:
         with tempfile.TemporaryFile() as fh:

@@ -2,7 +2,9 @@
 
 Per task: pass rate at its k-th encounter in training minus its pass rate at the first
 encounter; then the mean over tasks with a one-dimensional bootstrap CI over tasks. Tasks that
-were not encountered k times do not enter the mean; they are counted in the record.
+were not encountered k times do not enter the mean; they are counted in the record. Beside it:
+the last encounter minus the first for tasks seen at least three times, and each mean again
+with its single most influential task left out (a mean carried by one task shows there).
 """
 
 from __future__ import annotations
@@ -15,7 +17,13 @@ from typing import Any
 from editcredit.stats._records import record_to_dict
 from editcredit.stats.bootstrap import BootstrapCI, mean_ci
 
-__all__ = ["EncounterEffect", "encounter_differences", "encounter_effect"]
+__all__ = [
+    "EncounterEffect",
+    "encounter_differences",
+    "encounter_effect",
+    "last_encounter_differences",
+    "most_influential",
+]
 
 
 @dataclass(frozen=True)
@@ -73,6 +81,50 @@ def encounter_differences(
     """
     if k < 2:
         raise ValueError(f"k must be >= 2 (the first encounter is the baseline), got {k}")
+    rates = _rates_by_task(tasks, encounters, pass_rates)
+    kept = [(t, r[k] - r[1]) for t, r in rates.items() if 1 in r and k in r]
+    return (
+        tuple(str(t) for t, _ in kept),
+        tuple(d for _, d in kept),
+        len(rates) - len(kept),
+    )
+
+
+def last_encounter_differences(
+    tasks: Sequence[Hashable],
+    encounters: Sequence[int],
+    pass_rates: Sequence[float],
+    *,
+    min_encounters: int = 3,
+) -> tuple[tuple[str, ...], tuple[float, ...], int]:
+    """Per-task ``rate[last] - rate[1]`` for tasks encountered at least ``min_encounters`` times
+    (their last encounter is then at least the ``min_encounters``-th); same columns, checks and
+    return shape as :func:`encounter_differences`."""
+    if min_encounters < 2:
+        raise ValueError(f"min_encounters must be >= 2, got {min_encounters}")
+    rates = _rates_by_task(tasks, encounters, pass_rates)
+    kept = [(t, r[max(r)] - r[1]) for t, r in rates.items() if 1 in r and len(r) >= min_encounters]
+    return (
+        tuple(str(t) for t, _ in kept),
+        tuple(d for _, d in kept),
+        len(rates) - len(kept),
+    )
+
+
+def most_influential(tasks: Sequence[str], differences: Sequence[float]) -> tuple[str, int] | None:
+    """The task whose removal moves the mean of ``differences`` the most (the one farthest from
+    the mean; the first in order on ties) and its index; None with fewer than two tasks."""
+    if len(differences) < 2:
+        return None
+    mean = sum(differences) / len(differences)
+    index = max(range(len(differences)), key=lambda i: (abs(differences[i] - mean), -i))
+    return str(tasks[index]), index
+
+
+def _rates_by_task(
+    tasks: Sequence[Hashable], encounters: Sequence[int], pass_rates: Sequence[float]
+) -> dict[Hashable, dict[int, float]]:
+    """Task -> encounter -> pass rate, with the columns checked (see encounter_differences)."""
     if not len(tasks) == len(encounters) == len(pass_rates):
         raise ValueError(
             f"columns differ in length: tasks={len(tasks)}, encounters={len(encounters)}, "
@@ -90,12 +142,7 @@ def encounter_differences(
         if int(enc) in per_task:
             raise ValueError(f"{where}: duplicate (task, encounter)")
         per_task[int(enc)] = value
-    kept = [(t, r[k] - r[1]) for t, r in rates.items() if 1 in r and k in r]
-    return (
-        tuple(str(t) for t, _ in kept),
-        tuple(d for _, d in kept),
-        len(rates) - len(kept),
-    )
+    return rates
 
 
 def encounter_effect(

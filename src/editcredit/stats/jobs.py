@@ -21,7 +21,13 @@ from editcredit.stats.comparisons import (
     gated_record,
     paired_record,
 )
-from editcredit.stats.loaders import read_metrics, read_rollouts, read_slots, training_tasks
+from editcredit.stats.loaders import (
+    read_credit,
+    read_metrics,
+    read_rollouts,
+    read_slots,
+    training_tasks,
+)
 from editcredit.stats.training import training_record
 
 __all__ = ["evalset_scores_job", "gate_job", "paired_job", "segment_files", "training_job"]
@@ -137,11 +143,13 @@ def training_job(
     control (``controls``: each run's control rollouts) and encounter effect of one arm."""
     metrics_files = segment_files(segments, "metrics.parquet")
     rollout_files = segment_files(segments, "rollouts.parquet")
+    credit_files = segment_files(segments, "credit.parquet")
     record = training_record(
         arm,
         {run: read_metrics(paths) for run, paths in metrics_files.items()},
         {run: read_rollouts(paths) for run, paths in rollout_files.items()},
         controls_by_run={run: read_rollouts([path]) for run, path in controls.items()},
+        credit_by_run={run: read_credit(paths) for run, paths in credit_files.items()},
         endpoint_step=endpoint_step,
         n_buckets=n_buckets,
         encounter_ks=encounter_ks,
@@ -149,7 +157,8 @@ def training_job(
         rng_seed=int(bootstrap["rng_seed"]),
         level=float(bootstrap["level"]),
     )
-    read = [p for files in (metrics_files, rollout_files) for ps in files.values() for p in ps]
+    every = (metrics_files, rollout_files, credit_files)
+    read = [p for files in every for ps in files.values() for p in ps]
     read += [Path(p) for p in controls.values()]
     write_result_json(out, to_plain(record), read, config)
     return record

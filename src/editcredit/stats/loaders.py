@@ -121,6 +121,13 @@ def training_tasks(paths: Iterable[str | Path]) -> set[str]:
     return set(map(str, read_rollouts(paths, ["instance_id"])["instance_id"]))
 
 
+def read_credit(paths: Iterable[str | Path]) -> pd.DataFrame:
+    """The credit ledgers of several segments, concatenated (empty for arms without queries)."""
+    frames = [pq.read_table(p).to_pandas() for p in paths]
+    frames = [f for f in frames if len(f)]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
 def read_metrics(paths: Iterable[str | Path]) -> pd.DataFrame:
     """Per-step training metrics of several segments, sorted by step; a step twice is an error."""
     frames = [pq.read_table(p).to_pandas() for p in paths]

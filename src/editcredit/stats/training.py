@@ -14,7 +14,9 @@
 - Encounter effect: per task, the pass rate at its k-th encounter minus the first, where an
   encounter is a step in which the task had at least one unmasked rollout (masked rollouts never
   reached the loss); averaged over the arm's seeds per task, then over tasks with a bootstrap CI
-  over tasks (:func:`~editcredit.stats.bootstrap.mean_ci`).
+  over tasks (:func:`~editcredit.stats.bootstrap.mean_ci`). Beside the configured k: the last
+  encounter minus the first over tasks seen at least three times (``k = "last"``), and every
+  row's mean again with its most influential task left out.
 """
 
 from __future__ import annotations
@@ -29,7 +31,12 @@ import pandas as pd
 
 from editcredit.stats._records import to_plain
 from editcredit.stats.bootstrap import mean_ci
-from editcredit.stats.encounter import encounter_differences
+from editcredit.stats.credit import credit_diagnostics
+from editcredit.stats.encounter import (
+    encounter_differences,
+    last_encounter_differences,
+    most_influential,
+)
 from editcredit.stats.learning import learning_vs_control
 
 __all__ = [
@@ -151,31 +158,54 @@ def _encounter_rows(rollouts: pd.DataFrame) -> pd.DataFrame:
     return groups
 
 
+#: The encounter row that compares each task's last encounter with its first.
+LAST = "last"
+#: Encounters a task needs to enter the last-minus-first row.
+LAST_MIN_ENCOUNTERS = 3
+
+
 def arm_encounter(
     rollouts_by_run: Mapping[str, pd.DataFrame],
     *,
-    k: int,
+    k: int | str,
     n_resamples: int,
     rng_seed: int,
     level: float,
 ) -> dict[str, Any]:
-    """Encounter effect of one arm: per task ``rate[k] - rate[1]`` averaged over its runs."""
+    """Encounter effect of one arm: per task ``rate[k] - rate[1]`` (``k`` = ``"last"``: the last
+    encounter of tasks seen at least three times) averaged over its runs, the mean over tasks
+    with its CI, and the same with the most influential task left out."""
     per_task: dict[str, list[float]] = {}
     seen: set[str] = set()
     for run, rollouts in rollouts_by_run.items():
         rows = _encounter_rows(rollouts)
         seen.update(map(str, rows["instance_id"]))
+        columns = (list(rows["instance_id"]), list(rows["encounter"]), list(rows["Y"]))
         try:
-            tasks, diffs, _ = encounter_differences(
-                list(rows["instance_id"]), list(rows["encounter"]), list(rows["Y"]), k=k
-            )
+            if k == LAST:
+                tasks, diffs, _ = last_encounter_differences(
+                    *columns, min_encounters=LAST_MIN_ENCOUNTERS
+                )
+            else:
+                tasks, diffs, _ = encounter_differences(*columns, k=int(k))
         except ValueError as exc:
             raise ValueError(f"run {run}: {exc}") from exc
         for task, diff in zip(tasks, diffs, strict=True):
             per_task.setdefault(task, []).append(diff)
     tasks = sorted(per_task)
     means = [float(np.mean(per_task[t])) for t in tasks]
-    ci = mean_ci(means, n_resamples=n_resamples, rng_seed=rng_seed, level=level) if means else None
+    boot = {"n_resamples": n_resamples, "rng_seed": rng_seed, "level": level}
+    ci = mean_ci(means, **boot) if means else None
+    influential = most_influential(tasks, means)
+    without = None
+    if influential is not None:
+        rest = means[: influential[1]] + means[influential[1] + 1 :]
+        rest_ci = mean_ci(rest, **boot)
+        without = {
+            "task": influential[0],
+            "mean_difference": rest_ci.estimate,
+            "ci": rest_ci.to_dict(),
+        }
     return {
         "k": k,
         "n_tasks": len(tasks),
@@ -183,6 +213,7 @@ def arm_encounter(
         "n_tasks_without_kth": len(seen) - len(tasks),
         "mean_difference": None if ci is None else ci.estimate,
         "ci": None if ci is None else ci.to_dict(),
+        "without_most_influential": without,
         "tasks": tasks,
         "task_differences": means,
     }
@@ -194,6 +225,7 @@ def training_record(
     rollouts_by_run: Mapping[str, pd.DataFrame],
     *,
     controls_by_run: Mapping[str, pd.DataFrame],
+    credit_by_run: Mapping[str, pd.DataFrame],
     endpoint_step: int,
     n_buckets: int,
     encounter_ks: Sequence[int],
@@ -224,6 +256,9 @@ def training_record(
         "learning_vs_control": learning,
         "health": health,
         "failures": failure_buckets(pooled, buckets),
-        "encounter": [arm_encounter(rollouts_by_run, k=k, **boot) for k in encounter_ks],
+        "credit": credit_diagnostics(credit_by_run, metrics_by_run),
+        "encounter": [
+            arm_encounter(rollouts_by_run, k=k, **boot) for k in [*encounter_ks, LAST]
+        ],
         "bootstrap": {**boot, "method": "percentile"},
     }

@@ -21,6 +21,7 @@ from editcredit.data.mutations import (
     top_level_functions,
 )
 from editcredit.data.problem import problem_statement
+from editcredit.data.procedural import procedural_pool
 from editcredit.data.splits import assign_split
 from editcredit.data.task import Task
 from editcredit.grading.verdicts import expected_statuses, judge
@@ -40,18 +41,21 @@ class Candidate:
     function: str
     mutation: Mutation
     mutated_source: str
+    suite: str = SUITE
 
     @property
     def group_key(self) -> str:
-        return f"{SUITE}:{self.module.name}.{self.function}"
+        return f"{self.suite}:{self.module.name}.{self.function}"
 
     @property
     def instance_id(self) -> str:
         digest = hashlib.sha256(self.mutation.mutation_id().encode()).hexdigest()[:8]
-        return f"{SUITE}__{self.module.name}__{self.function}__{digest}"
+        return f"{self.suite}__{self.module.name}__{self.function}__{digest}"
 
 
-def candidates(pool: list[SeedModule], seed: int, per_function: int) -> list[Candidate]:
+def candidates(
+    pool: list[SeedModule], seed: int, per_function: int, suite: str = SUITE
+) -> list[Candidate]:
     """Seeded mutants: each function draws from its own RNG, so pool edits stay local."""
     out: list[Candidate] = []
     for module in pool:
@@ -63,7 +67,7 @@ def candidates(pool: list[SeedModule], seed: int, per_function: int) -> list[Can
                 if mutated in seen:
                     continue
                 seen.add(mutated)
-                out.append(Candidate(module, function, mutation, mutated))
+                out.append(Candidate(module, function, mutation, mutated, suite))
     return out
 
 
@@ -122,7 +126,7 @@ def build_task(
     files = {module.path: cand.mutated_source, module.test_path: module.test_source}
     task = Task(
         instance_id=cand.instance_id,
-        repo=f"{SUITE}/{module.name}",
+        repo=f"{cand.suite}/{module.name}",
         problem_statement=problem_statement(
             module.path, cand.function, witness, module.test_source, message
         ),
@@ -133,7 +137,7 @@ def build_task(
         test_paths=[module.test_path],
         files=files,
         timeout_s=float(cfg["timeout_s"]),
-        suite=SUITE,
+        suite=cand.suite,
         split=assign_split(cand.group_key, cfg["splits"]),
         meta={
             "seed_function": f"{module.name}.{cand.function}",
@@ -146,11 +150,25 @@ def build_task(
     return task, ""
 
 
+def seed_pool(cfg: dict[str, Any]) -> list[SeedModule]:
+    """The suite's seed modules: the hand-written pool (generator 'minibugs'), or
+    ``pool_modules`` generated modules of ``pool_functions`` functions (generator
+    'procedural', :mod:`editcredit.data.procedural`)."""
+    if cfg["generator"] == "procedural":
+        return procedural_pool(
+            int(cfg["seed"]), int(cfg["pool_modules"]), int(cfg["pool_functions"])
+        )
+    return load_pool()
+
+
 def generate(
-    cfg: dict[str, Any], grade_many: GradeMany, progress: Callable[[str], None] = print
+    cfg: dict[str, Any],
+    grade_many: GradeMany,
+    progress: Callable[[str], None] = print,
+    suite: str = SUITE,
 ) -> tuple[list[Task], dict[str, int]]:
     """All validated tasks (sorted by id) and the rejection counts by reason."""
-    pool = load_pool()
+    pool = seed_pool(cfg)
     if cfg.get("modules"):
         unknown = sorted(set(cfg["modules"]) - {m.name for m in pool})
         if unknown:
@@ -164,7 +182,7 @@ def generate(
         if statuses is None or any(s != "passed" for s in statuses.values()):
             raise RuntimeError(f"seed pool module {module.path}: its tests do not all pass")
         base[module.name] = statuses
-    cands = candidates(pool, int(cfg["seed"]), int(cfg["mutants_per_function"]))
+    cands = candidates(pool, int(cfg["seed"]), int(cfg["mutants_per_function"]), suite)
     progress(f"{len(cands)} candidates from {len(pool)} modules")
     mutated_runs = grade_many([(probe_task(c.module, c.mutated_source, vt), "") for c in cands])
     rejected: dict[str, int] = {}

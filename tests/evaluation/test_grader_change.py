@@ -1,0 +1,137 @@
+"""A grader that changes between two halves of an evaluation: the sandbox image rebuilt under
+the same tag starts a new journal (the old one kept), or is refused, never mixed."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+from evalfakes import FakeChat, ScriptedGenerator, by_task, calc_tasks
+from taskfactory import CONFIG
+
+from editcredit.data.freeze import write_parquet
+from editcredit.evaluation.job import eval_model_job, plan_job
+from editcredit.evaluation.journal import JournalError, read_header
+
+AGENT = {**CONFIG["agent"], "max_turns": 4, "max_new_tokens": 8, "max_context_tokens": 4096}
+GRADING = {"f_weight": 0.25, "g_weight": 0.25}
+
+
+class Interrupted(KeyboardInterrupt):
+    """The job stopped from outside (a kill, a lost node) in the middle of the slice."""
+
+
+class StopAt:
+    """A generator that stops the job at its ``at_call``-th call."""
+
+    def __init__(self, inner, at_call: int) -> None:
+        self.inner, self.at_call, self.calls = inner, at_call, 0
+
+    def generate(self, *args):
+        self.calls += 1
+        if self.calls == self.at_call:
+            raise Interrupted()
+        return self.inner.generate(*args)
+
+
+def rebuild(client, tag: str, built: list[str]) -> str:
+    """Build the sandbox image again under ``tag`` (same content, a new image id)."""
+    dockerfile = f"FROM {CONFIG['sandbox']['image']}\nLABEL editcredit.test.build={uuid.uuid4()}\n"
+    image, _ = client.images.build(fileobj=io.BytesIO(dockerfile.encode()), tag=tag, rm=True)
+    built.append(image.id)
+    return image.id
+
+
+@pytest.fixture
+def slice_study(tmp_path, monkeypatch, docker_ready):
+    """Two toy tasks sampled twice, planned for model 'planted'; a test tag of the image."""
+    from editcredit.sandbox.docker_backend import docker_client
+
+    monkeypatch.chdir(tmp_path)
+    tasks_path = Path("data/frozen/toy/tasks.parquet")
+    tasks_path.parent.mkdir(parents=True)
+    write_parquet(calc_tasks(2), tasks_path)
+    model_dir = Path("models/planted")
+    model_dir.mkdir(parents=True)
+    (model_dir / "config.json").write_text("{}")
+    models = {"planted": {"dir": str(model_dir), "run": "", "step": 0, "diagnostic": False}}
+    evalsets = {"holdout": {"suite": "toy", "splits": ["holdout"], "samples": 2, "max_tasks": 0}}
+    plan_job([str(tasks_path)], models, evalsets, "plan.parquet", "plan.json", {"c": 1})
+    client = docker_client()
+    tag = f"editcredit-test-grader:{uuid.uuid4().hex[:12]}"
+    built: list[str] = []
+    yield tasks_path, model_dir, client, tag, built
+    for image_id in reversed(built):
+        with contextlib.suppress(Exception):  # a tag another test run holds stays
+            client.images.remove(image_id, force=True)
+
+
+def evaluate(study, generator, chat, on_grader_change):
+    tasks_path, model_dir, _client, tag, _built = study
+    out = Path("results/eval/planted/holdout")
+    return eval_model_job(
+        "plan.parquet",
+        "planted",
+        "holdout",
+        str(model_dir),
+        str(tasks_path),
+        {
+            "seed": 11,
+            "batch_size": 2,
+            "limits": {"regrade": 1, "regenerate": 1},
+            "faults": {"rate": 0.0, "seed": 0, "mode": "report"},
+            "on_grader_change": on_grader_change,
+        },
+        AGENT,
+        GRADING,
+        {**CONFIG["sandbox"], "image": tag, "workers": 1},
+        str(out / "slots.parquet"),
+        str(out / "predictions"),
+        gpus=0,
+        threads=1,
+        config={"c": 1},
+        load_policy_fn=lambda: (generator, chat),
+    )
+
+
+def journals(root: Path = Path("results/eval/planted/holdout/attempts")) -> dict[Path, bytes]:
+    return {p: p.read_bytes() for p in sorted(root.glob("*/journal.jsonl"))}
+
+
+@pytest.mark.docker
+def test_rebuilding_the_sandbox_image_between_two_halves_starts_a_new_journal(slice_study):
+    _tasks, _model, client, tag, built = slice_study
+    first_id = rebuild(client, tag, built)
+    chat = FakeChat()
+    with pytest.raises(Interrupted):  # the first half: one batch graded, then stopped
+        evaluate(slice_study, StopAt(ScriptedGenerator(chat, by_task), 4), chat, "new_journal")
+    (old,) = journals()
+    first_half = old.read_bytes()
+    assert read_header(old)["grader"]["image_id"] == first_id
+    assert len(first_half.splitlines()) > 1  # attempts were recorded
+
+    second_id = rebuild(client, tag, built)
+    assert second_id != first_id
+    summary = evaluate(slice_study, ScriptedGenerator(chat, by_task), chat, "new_journal")
+    new = Path(summary["journal"])
+    assert new != old and set(journals()) == {old, new}
+    assert old.read_bytes() == first_half  # kept as it was
+    assert read_header(new)["grader"]["image_id"] == summary["grader"]["image_id"] == second_id
+    assert summary["resumed_attempts"] == 0  # not one attempt of the old grader is reused
+    for path in Path("results/eval/planted/holdout").glob("toy__*.json"):
+        assert json.loads(path.read_text())["journal"] == new.as_posix()
+
+    # the other choice: the image rebuilt once more, and the job refuses to start a journal
+    rebuild(client, tag, built)
+    before = journals()
+    with pytest.raises(JournalError) as err:
+        evaluate(slice_study, ScriptedGenerator(chat, by_task), chat, "refuse")
+    message = str(err.value)
+    assert message.split(": ")[0] in {str(old), str(new)}
+    assert f"image_id: '{second_id}'" in message or f"image_id: '{first_id}'" in message
+    assert "evaluation.on_grader_change is 'refuse'" in message
+    assert journals() == before  # nothing started, nothing appended
