@@ -9,7 +9,19 @@ import sys
 
 import pytest
 
+from editcredit.audit import provenance
 from editcredit.audit.provenance import write_result_json, write_result_tex
+
+
+def clean_code(dirty: bool = False) -> dict:
+    return {
+        "package_version": "0",
+        "git_commit": "c" * 40,
+        "git_dirty": dirty,
+        "git_diff_sha256": "d" * 64 if dirty else None,
+        "git_untracked_sha256": None,
+        "git_untracked_files": 0,
+    }
 
 
 def verify(*args: str) -> subprocess.CompletedProcess:
@@ -23,8 +35,10 @@ def verify(*args: str) -> subprocess.CompletedProcess:
 
 @pytest.fixture
 def tree(tmp_path, monkeypatch):
-    """A frozen suite pinned in the config, a result built from it, a table built from that."""
+    """A frozen suite pinned in the config, a result built from it, a table built from that;
+    all built from a clean tree (whatever the checkout running the test holds)."""
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(provenance, "code_version", lambda: clean_code())
     suite = tmp_path / "data/frozen/toy"
     suite.mkdir(parents=True)
     (suite / "tasks.parquet").write_bytes(bytes(range(256)))
@@ -88,3 +102,20 @@ def test_unreadable_config_is_a_usage_error(tree):
     assert proc.returncode == 2
     lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and "cannot read the suite pins" in lines[0]
+
+
+def test_strict_fails_on_drift_and_plain_verify_reports_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(provenance, "code_version", lambda: clean_code())
+    write_result_json(tmp_path / "results/a.json", {"n": 1}, [], {})
+    assert verify("--root", str(tmp_path), "--strict").returncode == 0
+    monkeypatch.setattr(provenance, "code_version", lambda: clean_code(dirty=True))
+    write_result_json(tmp_path / "results/b.json", {"n": 2}, [], {})
+    plain = verify("--root", str(tmp_path))
+    strict = verify("--root", str(tmp_path), "--strict")
+    assert (plain.returncode, strict.returncode) == (0, 1), plain.stdout + strict.stdout
+    for proc in (plain, strict):
+        assert (
+            "DRIFT [dirty] 1 output(s) built from a dirty tree: commit cccccccccccc, "
+            "uncommitted diff dddddddddddd" in proc.stdout
+        )
+        assert "  results/b.json" in proc.stdout and "results/a.json" not in proc.stdout

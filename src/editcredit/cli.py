@@ -1,7 +1,8 @@
 """The ``editcredit`` command: grade one task, export a task, build the sandbox image, verify.
 
 Every failure is one line on stderr, ``editcredit: error: ...``, and exit status 2; nothing is
-written unless the whole output is ready. ``verify`` exits 1 when it finds mismatches.
+written unless the whole output is ready. ``verify`` exits 1 when it finds mismatches (with
+``--strict``, also when it finds drift: outputs built from a dirty tree or another config).
 """
 
 from __future__ import annotations
@@ -128,7 +129,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     sys.stdout.write(format_report(report))
     if args.json:
         atomic_write_text(args.json, json.dumps(report_json(report), indent=2) + "\n")
-    return 0 if report.ok else 1
+    return 0 if (report.strict_ok if args.strict else report.ok) else 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -173,6 +174,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--config", default=DEFAULT_CONFIG, help="config with the pins (relative to --root)"
     )
     verify.add_argument("--json", help="also write the findings as JSON to this file")
+    verify.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 also on drift: outputs built from a dirty tree or under another config",
+    )
     verify.set_defaults(func=cmd_verify)
     return parser
 

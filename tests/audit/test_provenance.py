@@ -35,7 +35,14 @@ def inputs(tmp_path, monkeypatch):
 def test_block_holds_code_config_and_input_hashes(inputs):
     block = provenance(inputs, {"x": 1})
     assert set(block) == {"code", "config_sha256", "inputs"}
-    assert set(block["code"]) == {"package_version", "git_commit", "git_dirty"}
+    assert set(block["code"]) == {
+        "package_version",
+        "git_commit",
+        "git_dirty",
+        "git_diff_sha256",
+        "git_untracked_sha256",
+        "git_untracked_files",
+    }
     assert block["inputs"]["data/a.txt"] == hashlib.sha256(b"alpha\n").hexdigest()
     manual = directory_digest(
         [

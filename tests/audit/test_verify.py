@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 from safetensors.numpy import save_file
 
-from editcredit.audit import hash_cache
+from editcredit.audit import hash_cache, identity, provenance
 from editcredit.audit.identity import write_identity
 from editcredit.audit.provenance import (
     write_result_json,
@@ -66,9 +66,15 @@ def build_tree(root: Path, n_controls: int = 2) -> Path:
     return root
 
 
+CLEAN = {"package_version": "0", "git_commit": "c" * 40, "git_dirty": False}
+
+
 @pytest.fixture
 def tree(tmp_path, monkeypatch):
+    """Built from a clean tree, whatever the checkout running the test holds."""
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(provenance, "code_version", lambda: CLEAN)
+    monkeypatch.setattr(identity, "code_version", lambda: CLEAN)
     return build_tree(tmp_path)
 
 
@@ -89,6 +95,7 @@ def test_clean_tree_verifies(tree):
     assert report.counts["frozen suites"] == 1 and report.counts["identity receipts"] == 2
     assert report.counts["result files"] == 9  # 7 json (segment included), 1 parquet, 2 tex
     assert "clean" in format_report(report)
+    assert report.drift == [] and "DRIFT" not in format_report(report)
 
 
 def test_one_byte_of_a_frozen_file_names_the_dependent_tables(tree):

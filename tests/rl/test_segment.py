@@ -114,3 +114,43 @@ def test_local_worker_processes_give_the_in_process_results(base, tasks_file, tm
     frames = [pd.read_parquet(o / "rollouts.parquet") for o in outs]
     assert frames[0]["token_ids"].map(list).tolist() == frames[1]["token_ids"].map(list).tolist()
     pd.testing.assert_frame_equal(*[pd.read_parquet(o / "credit.parquet") for o in outs])
+
+
+def test_a_rebuilt_segment_writes_the_same_rollouts_and_credit_bytes(base, tasks_file, tmp_path):
+    """Deleting a segment and building it again gives the same bytes: the stored reports carry
+    no wall time, sentinel names or pytest durations (``grading.stored_report``)."""
+    outs = [
+        _segment("M-s42", 1, base, tmp_path / name / "step_1", tasks_file, _training(1, None))
+        for name in ("first", "again")
+    ]
+    assert _bytes(outs[0]) == _bytes(outs[1])
+    for name in ("rollouts.parquet", "credit.parquet"):
+        assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes(), name
+    reports = pd.read_parquet(outs[0] / "rollouts.parquet")["report"]
+    assert reports.str.contains("<sentinel:must_fail>").all()  # graded runs, normalized
+    # what still differs is the clock's and the disk's, and nothing else (docs/design.md)
+    metrics = [pd.read_parquet(o / "metrics.parquet") for o in outs]
+    timeless = [m[[c for c in m.columns if not c.startswith("seconds_")]] for m in metrics]
+    pd.testing.assert_frame_equal(*timeless)
+    receipts = [_without(json.loads((o / "segment.json").read_text()), CLOCK_KEYS) for o in outs]
+    assert receipts[0] == receipts[1]
+
+
+#: the receipt's keys a rerun changes: wall time, the budget's time spent, the free disk
+CLOCK_KEYS = {
+    ("seconds",),
+    ("seconds_per_step",),
+    ("budget", "spent", "wall_seconds"),
+    ("budget", "spent", "gpu_hours"),
+    ("storage", "free_bytes"),
+}
+
+
+def _without(body: dict, keys: set[tuple[str, ...]], prefix: tuple[str, ...] = ()) -> dict:
+    out = {}
+    for k, v in body.items():
+        here = (*prefix, k)
+        if here in keys:
+            continue
+        out[k] = _without(v, keys, here) if isinstance(v, dict) else v
+    return out

@@ -22,6 +22,7 @@ from taskfactory import REPO
 from editcredit.audit.identity import write_identity
 from editcredit.audit.param_audit import EQUALS_BASE
 from editcredit.audit.provenance import read_provenance
+from editcredit.audit.verify import verify_tree
 
 SNAKEFILE = """\
 from snakemake.utils import validate
@@ -119,7 +120,8 @@ def test_endpoint_equal_to_base_fails_the_rule_and_blocks_the_summary(workdir):
     assert (workdir / "results/audits/O-s1/step_2.json").is_file()  # the others still ran
 
 
-def test_summary_of_every_run(workdir):
+def _step_changed(workdir: Path) -> None:
+    """Replace O-s1's endpoint (equal to the base) by one that changed."""
     shutil.rmtree(workdir / "runs/O-s1/step_4/model")
     (workdir / "runs/O-s1/step_4/identity.json").unlink()
     s4 = {
@@ -128,6 +130,10 @@ def test_summary_of_every_run(workdir):
     }
     s4["norm.weight"] = np.full(8, 2.0, np.float32)
     _step(workdir, "O-s1", 4, s4)
+
+
+def test_summary_of_every_run(workdir):
+    _step_changed(workdir)
     proc = smk(workdir)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     path = workdir / "results/audits/summary.parquet"
@@ -141,3 +147,38 @@ def test_summary_of_every_run(workdir):
     assert all(r["ok"] and r["checkpoint_nonfinite"] == 0 for r in rows)
     assert all(r["changed_tensors"] > 0 for r in rows if r["endpoint"])
     assert len(read_provenance(path)["inputs"]) == 4
+
+
+def test_a_rerun_of_a_failed_audit_keeps_the_first_failure(workdir):
+    target = "results/audits/O-s1/step_4.json"
+    log = workdir / "logs/audit_params/O-s1/step_4.log"
+    kept = workdir / "logs/audit_params/O-s1/step_4.attempts"
+    assert smk(workdir, target).returncode != 0
+    [record] = kept.glob("*.failed.json")
+    first_record = record.read_bytes()
+    failure = json.loads(first_record)
+    assert failure["error_type"] == "AuditFailed" and EQUALS_BASE in failure["error"]
+    audit = failure["record"]  # the audit the failed job could not write as its output
+    assert audit["ok"] is False and audit["run"] == "O-s1" and audit["step"] == 4
+    assert audit["checkpoint"] == "runs/O-s1/step_4/model" and audit["failures"]
+    first_log = (kept / f"{failure['attempt']}.log").read_text()
+    assert log.read_text() == first_log and EQUALS_BASE in first_log
+
+    _step_changed(workdir)  # the rerun passes
+    proc = smk(workdir, target)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert EQUALS_BASE not in log.read_text()  # Snakemake's log: the latest attempt only
+    assert (kept / f"{failure['attempt']}.log").read_text() == first_log
+    assert record.read_bytes() == first_record
+    assert list(kept.glob("*.failed.json")) == [record] and len(list(kept.glob("*.log"))) == 2
+
+
+def test_verify_finds_the_config_each_audit_recorded_is_the_current_one(workdir):
+    proc = smk(workdir, "results/audits/M-s1/step_2.json")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert not [d for d in verify_tree(workdir).drift if d.kind == "config"]
+    cfg = yaml.safe_load((workdir / "config/config.yaml").read_text())
+    cfg["audit"]["chunk_mib"] += 1  # the config changes after the audit was built
+    (workdir / "config/config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    drift = [d for d in verify_tree(workdir).drift if d.kind == "config"]
+    assert [d.paths for d in drift] == [["results/audits/M-s1/step_2.json"]]

@@ -112,3 +112,9 @@ def test_killed_segment_is_redone_alone(workdir):
     assert metrics["step"].tolist() == [3, 4]
     ledger = pd.read_parquet(workdir / target / "credit.parquet")
     assert set(ledger["run"]) <= {"M-s42"}
+    # the killed attempt's log outlives the rerun, which Snakemake starts by removing the log
+    kept = sorted(log.with_name("step_4.attempts").glob("*.log"), key=lambda p: p.stat().st_mtime)
+    assert len(kept) == 2, kept
+    killed, rerun = (p.read_text() for p in kept)
+    assert "M-s42: steps 3..4" in killed and " ok\n" not in killed.splitlines(True)[-1]
+    assert rerun.endswith(" ok\n") and log.read_text() == rerun

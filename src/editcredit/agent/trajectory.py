@@ -19,6 +19,7 @@ from editcredit.agent.edit_blocks import (
 from editcredit.agent.reward import RewardComponents
 from editcredit.agent.rollout import Episode
 from editcredit.grading.grader import GradingReport
+from editcredit.grading.stored_report import stored_report
 
 TRAJECTORY_SCHEMA = pa.schema(
     [
@@ -35,7 +36,7 @@ TRAJECTORY_SCHEMA = pa.schema(
         ("edit_blocks", pa.string()),  # JSON: blocks with eligibility and reasons
         ("selected_block", pa.int16()),  # -1 when no block is eligible
         ("final_patch", pa.string()),
-        ("report", pa.string()),  # JSON: the grading report of the final patch
+        ("report", pa.string()),  # JSON: the final patch's grading report, as stored_report
         ("Y", pa.int8()),
         ("format_error", pa.int8()),
         ("p2p_regression", pa.int8()),
@@ -71,7 +72,7 @@ def trajectory_row(
         "edit_blocks": json.dumps([b.to_dict() for b in blocks], sort_keys=True),
         "selected_block": -1 if selected is None else selected.index,
         "final_patch": episode.env.final_patch(),
-        "report": json.dumps(report.model_dump(mode="json"), sort_keys=True),
+        "report": json.dumps(stored_report(report), sort_keys=True),
         **{k: v for k, v in asdict(reward).items()},
     }
 

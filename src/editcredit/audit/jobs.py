@@ -3,7 +3,8 @@
 ``audit_params_job`` audits ``runs/{run}/step_{N}/model`` against the base model and the
 previous checkpoint of its run, cross-checks the file hashes with the step's identity receipt,
 and writes ``results/audits/{run}/step_{N}.json`` with its provenance block. Any failure
-(METHOD §10) raises ``AuditFailed`` with every reason in one message and writes nothing.
+(METHOD §10) raises ``AuditFailed`` with every reason in one message and the full audit as
+its ``record`` (the rule's failure record keeps it), and writes no output.
 ``audit_summary_job`` gathers the audits into ``results/audits/summary.parquet``.
 """
 
@@ -37,7 +38,14 @@ __all__ = [
 
 
 class AuditFailed(RuntimeError):
-    """A checkpoint failed its parameter audit; the message names it and every reason."""
+    """A checkpoint failed its parameter audit; the message names it and every reason.
+
+    ``record`` is the full audit (as the JSON would hold it, ``ok`` false): the job's failure
+    record keeps it (``editcredit.job_records``), since a failed job leaves no output."""
+
+    def __init__(self, message: str, record: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.record = record
 
 
 def identity_mismatches(model_dir: Path, files: Sequence[FileDigest]) -> list[str]:
@@ -123,7 +131,8 @@ def audit_params_job(
     if failures:
         raise AuditFailed(
             f"parameter audit of {ckpt_model} (run {run}, step {step}) failed: "
-            + "; ".join(failures)
+            + "; ".join(failures),
+            record=result,
         )
     inputs = [str(ckpt_model), str(base_model)]
     if previous_model:

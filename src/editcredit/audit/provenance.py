@@ -1,6 +1,8 @@
 """The provenance block carried by every result file: code version, config hash, input hashes.
 
-One module writes result files so that no result lacks the block: ``write_result_json`` (a
+The code version is ``code_identity``'s block: the commit and, for a dirty tree, the SHA256 of
+the uncommitted diff and of the untracked files. One module writes result files so that no
+result lacks the block: ``write_result_json`` (a
 ``provenance`` key), ``write_result_parquet`` (the block in the schema metadata under
 ``editcredit.provenance``) and ``write_result_tex`` (a first line
 ``% editcredit-provenance: {json}``). ``read_provenance`` reads the block back from any of the
@@ -12,13 +14,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import subprocess
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from editcredit import __version__
+from editcredit.audit.code_identity import code_identity, git_tree_state
 from editcredit.audit.hashing import sha256_file, sha256_text
 
 __all__ = [
@@ -78,24 +80,11 @@ def config_hash(config: Any) -> str:
 
 
 def code_version(repo: str | Path | None = None) -> dict[str, Any]:
-    """Git commit of the code and whether the tree had uncommitted changes."""
-    cwd = Path(repo) if repo else Path(__file__).resolve().parent
-    try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, check=True
-        ).stdout.strip()
-        dirty = bool(
-            subprocess.run(
-                ["git", "status", "--porcelain", "--untracked-files=no"],
-                cwd=cwd,
-                capture_output=True,
-                text=True,
-                check=True,
-            ).stdout.strip()
-        )
-    except (OSError, subprocess.CalledProcessError):
-        commit, dirty = "unknown", None
-    return {"package_version": __version__, "git_commit": commit, "git_dirty": dirty}
+    """The code that runs: package version, git commit, whether the tree was dirty, and when it
+    was, the SHA256 of the uncommitted diff and of the untracked files (``code_identity``)."""
+    state = git_tree_state(Path(repo) if repo else Path(__file__).resolve().parent)
+    commit, diff, untracked = state if state is not None else ("", None, None)
+    return code_identity(__version__, commit, diff, untracked)
 
 
 def provenance(

@@ -10,6 +10,13 @@ Four checks, each file hashed once (``HashCache``):
    input is re-hashed;
 4. for each mismatch, the outputs downstream of it through the provenance graph, ending with the
    tables (``paper/tables/*.tex``) that would change, each with its chain back to the mismatch.
+
+Beside the mismatches, ``drift`` lists what the hashes alone cannot vouch for: results and
+receipts built from a dirty tree (grouped by commit, diff and untracked-files hashes), and
+results whose recorded config hash differs from the current config's (the config at
+``--config``, defaults filled by its schema: the hash every rule's script records). Drift is
+reported, and fails ``verify`` only with ``--strict``: a config change that reruns nothing
+(Snakemake decides by inputs and params) still leaves every earlier result's hash behind.
 """
 
 from __future__ import annotations
@@ -23,13 +30,14 @@ from typing import Any
 
 import yaml
 
+from editcredit.audit.drift import Drift, config_drift, current_config_hash, dirty_drift
 from editcredit.audit.hash_cache import HashCache
 from editcredit.audit.identity import RECEIPT, receipt_files, verify_identity
 from editcredit.audit.provenance import read_provenance
 from editcredit.audit.provenance_graph import ProvenanceGraph, chain, is_table
 from editcredit.config import ConfigError
 
-__all__ = ["Finding", "VerifyReport", "format_report", "verify_tree"]
+__all__ = ["Drift", "Finding", "VerifyReport", "format_report", "verify_tree"]
 
 MAX_SHOWN = 12
 
@@ -59,10 +67,16 @@ class VerifyReport:
     graph: ProvenanceGraph
     counts: dict[str, int]
     notes: list[str]
+    drift: list[Drift] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         return not self.findings
+
+    @property
+    def strict_ok(self) -> bool:
+        """No mismatch and no drift."""
+        return self.ok and not self.drift
 
 
 def _short(digest: str | None) -> str:
@@ -78,6 +92,8 @@ class _Verifier:
         self.graph = ProvenanceGraph()
         self.counts: dict[str, int] = defaultdict(int)
         self.notes: list[str] = []
+        self.codes: dict[str, Any] = {}  # node -> the code block of its provenance or receipt
+        self.configs: dict[str, Any] = {}  # result node -> its recorded config hash
 
     def node(self, path: str | Path) -> str:
         """Root-relative posix path of ``path`` (absolute when outside the root)."""
@@ -165,7 +181,9 @@ class _Verifier:
                 continue
             try:
                 bad = verify_identity(d, self.cache.file)
-            except (OSError, ValueError, KeyError, TypeError) as exc:
+                receipt = json.loads((d / RECEIPT).read_text(encoding="utf-8"))
+                self.codes[self.node(d / RECEIPT)] = receipt.get("code")
+            except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
                 self.find(d / RECEIPT, "identity", f"unreadable receipt ({exc!r})")
                 continue
             for rel in bad:
@@ -203,6 +221,8 @@ class _Verifier:
             self.counts["result files"] += 1
             recorded = {self.node(k): v for k, v in block["inputs"].items()}
             out[self.node(path)] = recorded
+            self.codes[self.node(path)] = block.get("code")
+            self.configs[self.node(path)] = block.get("config_sha256")
             self.graph.add(self.node(path), recorded)
         return out
 
@@ -222,6 +242,22 @@ class _Verifier:
             more = f" and {len(stale) - 3} more" if len(stale) > 3 else ""
             self.find(node, "input", f"{now}; recorded otherwise by {shown}{more}")
 
+    # -- drift: dirty trees and other configs ---------------------------------------------------
+    def drift(self) -> list[Drift]:
+        out, unknown = dirty_drift(self.codes)
+        if unknown:
+            self.notes.append(f"{unknown} output(s) record no git checkout: their code is unknown")
+        path = self.config_path
+        if path is not None and path.is_file():
+            try:
+                current = current_config_hash(path)
+            except ConfigError as exc:
+                self.notes.append(f"config hashes not compared: {exc}")
+            else:
+                out += config_drift(self.configs, current, self.node(path))
+        self.counts["drifted outputs"] = len({n for d in out for n in d.paths})
+        return out
+
     def run(self) -> VerifyReport:
         self.frozen()
         dirs = self.identity_dirs()
@@ -232,9 +268,10 @@ class _Verifier:
         self.cache.prefetch(sorted(wanted))
         self.identities(dirs)
         self.inputs(blocks)
+        drift = self.drift()
         self.counts["files hashed"] = self.cache.hashed
         findings = sorted(self.findings.values(), key=lambda f: f.path)
-        return VerifyReport(self.root, findings, self.graph, dict(self.counts), self.notes)
+        return VerifyReport(self.root, findings, self.graph, dict(self.counts), self.notes, drift)
 
 
 def verify_tree(
@@ -288,13 +325,22 @@ def format_finding(report: VerifyReport, finding: Finding) -> list[str]:
     return lines
 
 
+def format_drift(drift: Drift) -> list[str]:
+    lines = [f"DRIFT [{drift.kind}] {len(drift.paths)} output(s) {drift.what}: {drift.detail}"]
+    return lines + [f"  {line}" for line in _grouped(drift.paths)]
+
+
 def format_report(report: VerifyReport) -> str:
     checked = ", ".join(f"{k}: {v}" for k, v in report.counts.items())
     head = "clean" if report.ok else f"{len(report.findings)} mismatch(es)"
+    if report.drift:
+        head += f", {len(report.drift)} drift group(s)"
     lines = [f"editcredit verify {report.root}: {head} (checked {checked})"]
     lines += [f"note: {n}" for n in report.notes]
     for finding in report.findings:
         lines += format_finding(report, finding)
+    for drift in report.drift:
+        lines += format_drift(drift)
     return "\n".join(lines) + "\n"
 
 
@@ -312,4 +358,12 @@ def report_json(report: VerifyReport) -> dict[str, Any]:
                 "tables": {t: chain(reached, t) for t in sorted(reached) if is_table(t)},
             }
         )
-    return {"ok": report.ok, "counts": report.counts, "notes": report.notes, "findings": out}
+    drift = [{"kind": d.kind, "detail": d.detail, "paths": d.paths} for d in report.drift]
+    return {
+        "ok": report.ok,
+        "strict_ok": report.strict_ok,
+        "counts": report.counts,
+        "notes": report.notes,
+        "findings": out,
+        "drift": drift,
+    }
