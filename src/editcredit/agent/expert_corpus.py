@@ -78,9 +78,7 @@ def expert_corpus(
                 jobs.append((task, actions))
     memo = MemoSandbox(sandbox)
     with ThreadPoolExecutor(workers) as ex:
-        episodes = list(
-            ex.map(lambda job: run_expert_episode(make_env(memo), *job), jobs)
-        )
+        episodes = list(ex.map(lambda job: run_expert_episode(make_env(memo), *job), jobs))
     return episodes, [seed_identifiers(task) for task, _ in jobs]
 
 

@@ -257,8 +257,6 @@ def training_record(
         "health": health,
         "failures": failure_buckets(pooled, buckets),
         "credit": credit_diagnostics(credit_by_run, metrics_by_run),
-        "encounter": [
-            arm_encounter(rollouts_by_run, k=k, **boot) for k in [*encounter_ks, LAST]
-        ],
+        "encounter": [arm_encounter(rollouts_by_run, k=k, **boot) for k in [*encounter_ks, LAST]],
         "bootstrap": {**boot, "method": "percentile"},
     }
