@@ -27,9 +27,10 @@ from editcredit.rl.gates import (
 from editcredit.rl.segment import SegmentSpec, StepRecords
 
 
-def _metrics(credit_rollouts=4, loss=0.1, grad_norm=0.5) -> dict:
+def _metrics(credit_rollouts=4, loss=0.1, grad_norm=0.5, cf_nonzero=3) -> dict:
     return {
         "credit_rollouts": credit_rollouts,
+        "cf_nonzero": cf_nonzero,
         "loss": loss,
         "grad_norm": grad_norm,
         "alerts": "[]",
@@ -41,6 +42,8 @@ def _metrics(credit_rollouts=4, loss=0.1, grad_norm=0.5) -> dict:
     [
         (_metrics(), 3, []),
         (_metrics(credit_rollouts=0), 3, ["credit_reached_loss"]),
+        (_metrics(credit_rollouts=0, cf_nonzero=1), 3, ["credit_reached_loss"]),
+        (_metrics(credit_rollouts=0, cf_nonzero=0), 3, []),  # every D zero: nothing to deliver
         (_metrics(loss=math.nan), 3, ["finite_loss_and_gradients"]),
         (_metrics(grad_norm=math.inf), 3, ["finite_loss_and_gradients"]),
         (_metrics(), 0, ["parameters_moved"]),

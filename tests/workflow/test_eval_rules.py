@@ -56,6 +56,7 @@ def _copy(names, dst: Path) -> None:
 
 
 def _random_policy(out: Path) -> None:
+    from editcredit.audit.identity import write_identity
     from editcredit.policy.chat import ChatIds
     from editcredit.policy.model import new_model, tiny_config
     from editcredit.policy.tokenizer import train_tokenizer
@@ -75,6 +76,7 @@ def _random_policy(out: Path) -> None:
     model = new_model(tiny_config(len(tok), arch, chat.pad, chat.bos, chat.eos), seed=0)
     model.save_pretrained(str(out))
     tok.save_pretrained(str(out))
+    write_identity(out, config={"test": "random policy"})  # every base carries its receipt
 
 
 @pytest.fixture

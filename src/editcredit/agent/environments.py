@@ -84,11 +84,14 @@ def declared_tasks(suite: str, suite_cfg: dict[str, Any], frozen: Path) -> list[
     """The tasks a suite holds, read before any job runs: its frozen file when it exists, the
     imported source file of a SWE-bench-format suite otherwise; None for a suite generated
     here (inline trees only) or a source file not there yet."""
-    from editcredit.data.freeze import load_tasks
+    from editcredit.data.freeze import FrozenSuiteError, load_tasks
     from editcredit.data.swebench_import import import_tasks
 
     if frozen.is_file():
-        return load_tasks(frozen)
+        try:
+            return load_tasks(frozen)
+        except FrozenSuiteError:  # a placeholder (snakemake --touch): its own job will say
+            return None
     if suite_cfg.get("generator") != "swebench":
         return None
     source = Path(suite_cfg["source"])

@@ -46,10 +46,14 @@ def _finite(metrics_row: dict[str, Any]) -> bool:
 
 
 def update_check(step: int, metrics_row: dict[str, Any], moved_tensors: int) -> dict[str, Any]:
-    """One early update's gate: credit rows reached its loss (rollouts with non-zero credit on
-    valid tokens), its loss and gradient norm are finite, and it moved the parameters."""
+    """One early update's gate: the credit rows of its step reached its loss (when the ledger
+    holds a non-zero D, some rollout carries non-zero credit on valid tokens; a step whose every
+    D is zero or unavailable has no credit to deliver, which the record shows as
+    ``nonzero_credit_rows`` 0), its loss and gradient norm are finite, and it moved the
+    parameters."""
+    nonzero = int(metrics_row["cf_nonzero"])
     checks = {
-        "credit_reached_loss": int(metrics_row["credit_rollouts"]) > 0,
+        "credit_reached_loss": nonzero == 0 or int(metrics_row["credit_rollouts"]) > 0,
         "finite_loss_and_gradients": _finite(metrics_row),
         "parameters_moved": moved_tensors > 0,
     }
@@ -57,6 +61,7 @@ def update_check(step: int, metrics_row: dict[str, Any], moved_tensors: int) -> 
         "step": int(step),
         "passed": all(checks.values()),
         "checks": checks,
+        "nonzero_credit_rows": nonzero,
         "credit_rollouts": int(metrics_row["credit_rollouts"]),
         "moved_tensors": int(moved_tensors),
     }
