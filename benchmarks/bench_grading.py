@@ -22,14 +22,17 @@ from editcredit.grading.grader import grade_patch
 from editcredit.sandbox.pool import SandboxPool
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The utility weights of the repository config (the grader has no defaults).
+_GRADING = load_config(ROOT / "config" / "config.yaml")["grading"]
+WEIGHTS = (float(_GRADING["f_weight"]), float(_GRADING["g_weight"]))
 
 
 def throughput(mode: str, tasks, workers: int, sandbox_cfg: dict) -> dict:
     cfg = {**sandbox_cfg, "docker_mode": mode}
     with SandboxPool("docker", cfg, workers) as pool:
-        pool.map(lambda box, t: grade_patch(t, t.patch, box), tasks[:workers])  # warm-up
+        pool.map(lambda box, t: grade_patch(t, t.patch, box, *WEIGHTS), tasks[:workers])  # warm-up
         start = time.perf_counter()
-        reports = pool.map(lambda box, t: grade_patch(t, t.patch, box), tasks)
+        reports = pool.map(lambda box, t: grade_patch(t, t.patch, box, *WEIGHTS), tasks)
         seconds = time.perf_counter() - start
     resolved = sum(r.resolved == 1 for r in reports)
     if resolved != len(tasks):

@@ -38,6 +38,9 @@ from editcredit.sandbox.patches import diff_trees
 from editcredit.sandbox.pool import SandboxPool
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The utility weights of the repository config (the grader has no defaults).
+_GRADING = load_config(ROOT / "config" / "config.yaml")["grading"]
+WEIGHTS = (float(_GRADING["f_weight"]), float(_GRADING["g_weight"]))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from hostilefactory import forgery_patches, loop_patches, make_primes_task  # noqa: E402
@@ -83,7 +86,7 @@ def grade_with_attempts(box, task: Task, patch: str, attempts: int) -> dict:
     tries = []
     for _ in range(attempts):
         start = time.monotonic()
-        report = grade_patch(task, patch, box)
+        report = grade_patch(task, patch, box, *WEIGHTS)
         tries.append(
             {
                 "outcome": report.outcome,

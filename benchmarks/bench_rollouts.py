@@ -78,6 +78,7 @@ def main() -> None:
             environment_factory(config["agent"], sandbox_cfg),
             7,
             config["reward"],
+            config["grading"],
             int(sandbox_cfg["workers"]),
         )
         total = time.perf_counter() - start

@@ -54,10 +54,24 @@ def main() -> None:
     with SandboxPool(cfg["sandbox"]["backend"], cfg["sandbox"], workers) as pool:
         common = (pool, generator, chat, rollout, environment_factory(cfg["agent"], cfg["sandbox"]))
         train_rows = rollout_and_grade(
-            train, args.samples, "probe-train", *common, seed, cfg["reward"], workers
+            train,
+            args.samples,
+            "probe-train",
+            *common,
+            seed,
+            cfg["reward"],
+            cfg["grading"],
+            workers,
         )
         dev_rows = rollout_and_grade(
-            dev, args.dev_samples, "probe-dev", *common, seed + 2, cfg["reward"], workers
+            dev,
+            args.dev_samples,
+            "probe-dev",
+            *common,
+            seed + 2,
+            cfg["reward"],
+            cfg["grading"],
+            workers,
         )
     figures = probe_figures(train_rows, [], dev_rows)
     figures.pop("holdout_pass_at_1")

@@ -4,12 +4,25 @@ from pathlib import Path
 
 from editcredit import layout
 from editcredit.agent.environments import check_played_suites
+from editcredit.job_settings import (
+    ControlReplaySettings,
+    EvalModelSettings,
+    ProbeJobSettings,
+    SegmentSettings,
+    TablesSettings,
+)
 from editcredit.layout import names_regex
 from editcredit.settings import Settings
 
 # The typed configuration tree, built once from the validated config (the Snakefile filled the
 # schema's defaults); an unknown, missing or mistyped key stops the DAG here, naming its path.
 SETTINGS = Settings.from_config(config)
+
+
+def job_settings(record):
+    """A job's settings (editcredit.job_settings) as its rule's one param: only the keys the
+    job reads, so a change to an unrelated key of the same section never reruns it."""
+    return record.from_settings(SETTINGS).to_dict()
 
 
 def played_suites():
@@ -263,12 +276,6 @@ def eval_set_tasks(wildcards):
     return layout.frozen_tasks(SETTINGS.evaluation.evalsets[wildcards.evalset].suite)
 
 
-def eval_job_cfg():
-    """The settings of one eval_model job (the plan carries the models and eval sets)."""
-    ev = config["evaluation"]
-    return {k: ev[k] for k in ("seed", "batch_size", "limits", "faults")}
-
-
 def eval_targets():
     return [layout.EVAL_PLAN_SUMMARY] + expand(
         layout.EVAL_SCORES,
@@ -342,6 +349,17 @@ def rule_gpus():
         gpus.setdefault(name, model_gpus)
     gpus.setdefault("eval_model", SETTINGS.evaluation.gpu)
     return gpus
+
+
+def tables_settings():
+    """Rule render_tables' settings (editcredit.job_settings.TablesSettings) as its param."""
+    return TablesSettings(
+        main=SETTINGS.stats.main,
+        arm_order=list(SETTINGS.training.plan),
+        run_order=run_names(),
+        gpus_by_rule=rule_gpus(),
+        budget=SETTINGS.budgets.run,
+    ).to_dict()
 
 
 def cost_benchmarks(wildcards):

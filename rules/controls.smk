@@ -16,6 +16,7 @@ rule control:
         gpu=0,
     params:
         sandbox=config["sandbox"],
+        grading=config["grading"],
         exclude_flagged=config["controls"]["exclude_flagged_from_training"],
     script:
         "../scripts/control.py"

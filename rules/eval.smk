@@ -46,11 +46,7 @@ rule eval_model:
         mem_mb=mem_mb("eval_model", 6000),
     params:
         model_dir=eval_model_dir,
-        evaluation=eval_job_cfg(),
-        generation=config["generation"],
-        agent=config["agent"],
-        grading=config["grading"],
-        sandbox=config["sandbox"],
+        settings=job_settings(EvalModelSettings),
     script:
         "../scripts/eval_model.py"
 

@@ -63,10 +63,6 @@ rule probe:
         gpu=model_gpus,
         mem_mb=mem_mb("probe", 6000),
     params:
-        probe=config["probe"],
-        generation=config["generation"],
-        agent=config["agent"],
-        reward=config["reward"],
-        sandbox=config["sandbox"],
+        settings=job_settings(ProbeJobSettings),
     script:
         "../scripts/probe.py"

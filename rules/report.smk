@@ -24,14 +24,10 @@ rule render_tables:
         gpu=0,
         mem_mb=mem_mb("render_tables", 1000),
     params:
-        main=config["stats"]["main"],
-        arm_order=list(config["training"]["plan"]),
-        run_order=run_names(),
-        gpus_by_rule=rule_gpus(),
+        settings=tables_settings(),
         template_dir=lambda wc, input: str(Path(input.templates[0]).parent),
         out_dir=lambda wc, output: str(Path(output[0]).parent),
         benchmark_root=layout.BENCHMARKS,
-        budget=config["budgets"]["run"],
     script:
         "../scripts/report_tables.py"
 

@@ -16,12 +16,7 @@ rule train_segment:
         gpu=config["training"]["gpu"],
         mem_mb=mem_mb("train_segment", 8000),
     params:
-        training=config["training"],
-        agent=config["agent"],
-        generation=config["generation"],
-        reward=config["reward"],
-        grading=config["grading"],
-        sandbox=config["sandbox"],
+        settings=job_settings(SegmentSettings),
     script:
         "../scripts/train_segment.py"
 
@@ -47,11 +42,6 @@ rule control_replay:
         gpu=config["training"]["gpu"],
         mem_mb=mem_mb("control_replay", 8000),
     params:
-        training=config["training"],
-        agent=config["agent"],
-        generation=config["generation"],
-        reward=config["reward"],
-        grading=config["grading"],
-        sandbox=config["sandbox"],
+        settings=job_settings(ControlReplaySettings),
     script:
         "../scripts/control_replay.py"

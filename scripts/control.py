@@ -9,6 +9,7 @@ with logged(snakemake.log[0]):  # noqa: F821 - injected by Snakemake
         per_task_dir=snakemake.output.per_task,  # noqa: F821
         summary_path=snakemake.output.summary,  # noqa: F821
         sandbox_cfg=snakemake.params.sandbox,  # noqa: F821
+        grading_cfg=snakemake.params.grading,  # noqa: F821
         exclude_flagged=snakemake.params.exclude_flagged,  # noqa: F821
         config=snakemake.config,  # noqa: F821
         pinned_sha256=snakemake.config["suites"][snakemake.wildcards.suite][  # noqa: F821

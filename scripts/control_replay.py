@@ -1,23 +1,21 @@
 """Rule control_replay: the base policy replayed on a training seed's draws (no learning)."""
 
-from editcredit.rl.train_job import control_replay_job
+from editcredit.job_settings import ControlReplaySettings
+from editcredit.rl.train_job import ControlReplayJob, control_replay_job
 from editcredit.workflow import logged
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 with logged(sm.log[0]):
     control_replay_job(
-        seed=int(sm.wildcards.seed),
-        base_model=sm.input.base,
-        tasks_path=sm.input.tasks,
-        controls_path=sm.input.controls,
-        out=sm.output.rollouts,
-        training=sm.params.training,
-        agent=sm.params.agent,
-        reward=sm.params.reward,
-        grading=sm.params.grading,
-        sandbox=sm.params.sandbox,
+        ControlReplayJob(
+            seed=int(sm.wildcards.seed),
+            base_model=sm.input.base,
+            tasks=sm.input.tasks,
+            controls=sm.input.controls,
+            out=sm.output.rollouts,
+        ),
+        ControlReplaySettings.from_mapping(sm.params.settings),
         gpus=sm.resources.gpu,
         threads=sm.threads,
         config=sm.config,
-        generation=sm.params.generation,
     )

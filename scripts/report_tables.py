@@ -1,24 +1,27 @@
 """Rule render_tables: paper/tables/*.tex from the result files (jinja2 templates)."""
 
+from pathlib import Path
+
+from editcredit.job_settings import TablesSettings
 from editcredit.report.jobs import tables_job
+from editcredit.report.tables import TableInputs
 from editcredit.workflow import logged
 
-with logged(snakemake.log[0]):  # noqa: F821 - injected by Snakemake
+sm = snakemake  # noqa: F821 - injected by Snakemake
+with logged(sm.log[0]):
     tables_job(
-        controls=list(snakemake.input.controls),  # noqa: F821
-        scores=list(snakemake.input.scores),  # noqa: F821
-        comparisons=list(snakemake.input.comparisons),  # noqa: F821
-        training=list(snakemake.input.training),  # noqa: F821
-        audits=list(snakemake.input.audits),  # noqa: F821
-        benchmarks=list(snakemake.input.benchmarks),  # noqa: F821
-        benchmark_root=snakemake.params.benchmark_root,  # noqa: F821
-        template_dir=snakemake.params.template_dir,  # noqa: F821
-        out_dir=snakemake.params.out_dir,  # noqa: F821
-        main=snakemake.params.main,  # noqa: F821
-        arm_order=snakemake.params.arm_order,  # noqa: F821
-        run_order=snakemake.params.run_order,  # noqa: F821
-        gpus_by_rule=snakemake.params.gpus_by_rule,  # noqa: F821
-        config=snakemake.config,  # noqa: F821
-        segments=list(snakemake.input.segments),  # noqa: F821
-        budget=snakemake.params.budget,  # noqa: F821
+        TableInputs(
+            controls=list(sm.input.controls),
+            scores=list(sm.input.scores),
+            comparisons=list(sm.input.comparisons),
+            training=list(sm.input.training),
+            audits=list(sm.input.audits),
+            benchmarks=sorted(Path(p) for p in sm.input.benchmarks),
+            benchmark_root=sm.params.benchmark_root,
+            segments=list(sm.input.segments),
+        ),
+        TablesSettings.from_mapping(sm.params.settings),
+        template_dir=sm.params.template_dir,
+        out_dir=sm.params.out_dir,
+        config=sm.config,
     )

@@ -66,3 +66,8 @@ def make_calc_task(timeout_s: float = 10.0) -> Task:
         suite="toy",
         meta={"seed_function": "calc.add"},
     )
+
+
+#: The utility weights of the repository config (``grading.f_weight``, ``grading.g_weight``):
+#: the grader has no defaults, so a test grades with what the study configures.
+WEIGHTS = (float(CONFIG["grading"]["f_weight"]), float(CONFIG["grading"]["g_weight"]))

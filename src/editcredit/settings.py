@@ -8,10 +8,10 @@ value never has two homes. Building walks the config and the classes together an
 or of the wrong type (``training.grpo.credit_lamda: unknown key``), so ``snakemake -n`` fails
 before any job runs. Optional keys (the schema has no default for them) are ``None`` when absent.
 
-A job can take its typed section (``Settings.from_config(cfg).evaluation``, or
-``EvaluationSettings.from_mapping(snakemake.params.evaluation)`` from a rule's params); most jobs
-still receive their sections as the validated mappings (their identities and provenance hash
-those), which these classes check and document.
+A job takes the record of what it reads (:mod:`editcredit.job_settings`, built from this tree:
+``EvalModelSettings.from_settings(SETTINGS)``), passed by its rule as one param and rebuilt
+strictly by its script (``EvalModelSettings.from_mapping(snakemake.params.settings)``); a job
+with a few values takes them as they are.
 """
 
 from __future__ import annotations

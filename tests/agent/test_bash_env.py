@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from imagefactory import image_suite, task_by_repo  # noqa: F401 - fixture
-from taskfactory import CONFIG, make_calc_task
+from taskfactory import CONFIG, WEIGHTS, make_calc_task
 
 from editcredit.agent.bash_actions import BashFormatError, parse_bash_action
 from editcredit.agent.bash_env import BashConfig, BashEnv, content_hash
@@ -73,7 +73,7 @@ def test_scripted_episode_blocks_and_counterfactuals(image_suite, box, env):  # 
     assert env.turns[1].changes["textkit/core.py"][1] == env.turns[3].changes["textkit/core.py"][0]
     assert set(env.tree) == {"textkit/core.py", "README.md"} == set(env.base_files)
     assert env.final_patch() == diff_trees(env.base_files, env.tree)
-    final = grade_patch(task, env.final_patch(), box)
+    final = grade_patch(task, env.final_patch(), box, *WEIGHTS)
     assert final.verdict == "valid_1", final.reason
 
     # rollout keys whose score-blind selection is the repair (7) or the README note (0)
@@ -85,7 +85,7 @@ def test_scripted_episode_blocks_and_counterfactuals(image_suite, box, env):  # 
         assert [b.eligible for b in blocks] == [False, True, True]
         assert selected == select_block(blocks, key) and selected.index == index
         tree = counterfactual_tree(env.tree, selected, changes, env.store)
-        report = grade_patch(task, env.patch_of(tree), box)
+        report = grade_patch(task, env.patch_of(tree), box, *WEIGHTS)
         assert report.verdict == verdict, (selected, report.reason)
         if index == 1:  # reverting the repair leaves the wrong edit: D = 1.25 - 0
             assert ".strip()" in tree["textkit/core.py"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from taskfactory import make_calc_task
+from taskfactory import WEIGHTS, make_calc_task
 
 from editcredit.agent.experts import apply_single_file_diff, expert_actions, fix_lines
 from editcredit.agent.minibugs_env import MinibugsEnv, content_hash
@@ -31,7 +31,7 @@ def test_fix_run_submit(env, local_sandbox):
     assert kinds == ["edit", "run", "submit"]
     before = content_hash(task.files["calc.py"])
     assert env.turns[0].changes["calc.py"][0] == before
-    assert grade_patch(task, env.final_patch(), local_sandbox).resolved == 1
+    assert grade_patch(task, env.final_patch(), local_sandbox, *WEIGHTS).resolved == 1
 
 
 def test_garbled_action_is_a_recorded_format_error_not_a_crash(env):
@@ -86,7 +86,7 @@ def test_experts_fix_the_task(local_sandbox, style):
         assert env.end_reason == "submit"
         assert all(t.kind != "format_error" and t.observation != "" for t in env.turns)
         assert all(t.changes for t in env.turns if t.kind == "edit")
-        assert grade_patch(task, env.final_patch(), local_sandbox).resolved == 1
+        assert grade_patch(task, env.final_patch(), local_sandbox, *WEIGHTS).resolved == 1
 
 
 @pytest.mark.parametrize(
@@ -159,7 +159,7 @@ def test_run_executes_only_the_visible_tests(local_sandbox, edit, shown, resolve
     obs, _ = env.step("run")
     assert obs.splitlines()[0] == shown
     assert "hidden" not in obs
-    assert grade_patch(task, env.final_patch(), local_sandbox).resolved == resolved
+    assert grade_patch(task, env.final_patch(), local_sandbox, *WEIGHTS).resolved == resolved
 
 
 def test_hidden_tests_are_never_executed_for_the_agent(local_sandbox):

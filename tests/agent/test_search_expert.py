@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from taskfactory import make_calc_task
+from taskfactory import WEIGHTS, make_calc_task
 
 from editcredit.agent.minibugs_env import MinibugsEnv
 from editcredit.agent.search_expert import (
@@ -82,7 +82,7 @@ def test_search_episode_tries_reverts_and_solves_without_the_gold_fix(local_sand
     assert not any(visible_tests_pass(o) for o in runs[:-1])
     edits = [a for a in actions if a.startswith("edit ")]
     assert len(edits) >= 3  # at least one wrong try and its revert, then the fix
-    assert grade_patch(task, env.final_patch(), local_sandbox).resolved == 1
+    assert grade_patch(task, env.final_patch(), local_sandbox, *WEIGHTS).resolved == 1
 
 
 def test_search_episode_respects_the_turn_budget(local_sandbox):

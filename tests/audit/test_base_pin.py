@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from jobfactory import eval_files, job_settings
 from taskfactory import CONFIG
 
 from editcredit.audit.base_pin import BaseDrifted, changed_files, check_base, guard_base
@@ -108,65 +109,43 @@ def test_guard_applies_to_configured_bases_only(imported, tmp_path):
 
 
 def _train(previous: str, config):
-    from editcredit.rl.train_job import train_segment_job
+    from editcredit.job_settings import SegmentSettings
+    from editcredit.rl.train_job import SegmentJob, train_segment_job
 
-    return train_segment_job(
+    job = SegmentJob(
         run="M-s42",
         step=int(CONFIG["training"]["segment_steps"]),
         previous=previous,
-        tasks_path="data/frozen/none/tasks.parquet",
-        controls_path=None,
+        tasks="data/frozen/none/tasks.parquet",
+        controls=None,
         out_dir="runs/M-s42/step_2",
-        training=CONFIG["training"],
-        agent=CONFIG["agent"],
-        reward=CONFIG["reward"],
-        grading=CONFIG["grading"],
-        sandbox=CONFIG["sandbox"],
-        gpus=0,
-        threads=1,
-        config=config,
     )
+    return train_segment_job(job, job_settings(SegmentSettings), gpus=0, threads=1, config=config)
 
 
 def _control(base: str, config):
-    from editcredit.rl.train_job import control_replay_job
+    from editcredit.job_settings import ControlReplaySettings
+    from editcredit.rl.train_job import ControlReplayJob, control_replay_job
 
-    return control_replay_job(
+    job = ControlReplayJob(
         seed=42,
         base_model=base,
-        tasks_path="data/frozen/none/tasks.parquet",
-        controls_path=None,
+        tasks="data/frozen/none/tasks.parquet",
+        controls=None,
         out="results/training/control/s42.parquet",
-        training=CONFIG["training"],
-        agent=CONFIG["agent"],
-        reward=CONFIG["reward"],
-        grading=CONFIG["grading"],
-        sandbox=CONFIG["sandbox"],
-        gpus=0,
-        threads=1,
-        config=config,
+    )
+    return control_replay_job(
+        job, job_settings(ControlReplaySettings), gpus=0, threads=1, config=config
     )
 
 
 def _evaluate(model_dir: str, config):
     from editcredit.evaluation.job import eval_model_job
+    from editcredit.job_settings import EvalModelSettings
 
-    return eval_model_job(
-        plan_path="results/eval/plan.parquet",
-        model="base",
-        evalset="holdout",
-        model_dir=model_dir,
-        tasks_path="data/frozen/none/tasks.parquet",
-        eval_cfg=CONFIG["evaluation"],
-        agent_cfg=CONFIG["agent"],
-        grading_cfg=CONFIG["grading"],
-        sandbox_cfg=CONFIG["sandbox"],
-        out_slots="results/eval/base/holdout/slots.parquet",
-        out_predictions="results/eval/base/holdout/predictions",
-        gpus=0,
-        threads=1,
-        config=config,
-    )
+    job = eval_files(model_dir, "data/frozen/none/tasks.parquet", model="base")
+    settings = job_settings(EvalModelSettings)
+    return eval_model_job(job, settings, gpus=0, threads=1, config=config)
 
 
 def _audit(base: str, config):

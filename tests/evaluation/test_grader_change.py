@@ -11,14 +11,12 @@ from pathlib import Path
 
 import pytest
 from evalfakes import FakeChat, ScriptedGenerator, by_task, calc_tasks
+from jobfactory import eval_files, eval_settings
 from taskfactory import CONFIG
 
 from editcredit.data.freeze import write_parquet
 from editcredit.evaluation.job import eval_model_job, plan_job
 from editcredit.evaluation.journal import JournalError, read_header
-
-AGENT = {**CONFIG["agent"], "max_turns": 4, "max_new_tokens": 8, "max_context_tokens": 4096}
-GRADING = {"f_weight": 0.25, "g_weight": 0.25}
 
 
 class Interrupted(KeyboardInterrupt):
@@ -72,25 +70,18 @@ def slice_study(tmp_path, monkeypatch, docker_ready):
 
 def evaluate(study, generator, chat, on_grader_change):
     tasks_path, model_dir, _client, tag, _built = study
-    out = Path("results/eval/planted/holdout")
-    return eval_model_job(
-        "plan.parquet",
-        "planted",
-        "holdout",
-        str(model_dir),
-        str(tasks_path),
+    settings = eval_settings(
         {
-            "seed": 11,
-            "batch_size": 2,
-            "limits": {"regrade": 1, "regenerate": 1},
-            "faults": {"rate": 0.0, "seed": 0, "mode": "report"},
-            "on_grader_change": on_grader_change,
-        },
-        AGENT,
-        GRADING,
-        {**CONFIG["sandbox"], "image": tag, "workers": 1},
-        str(out / "slots.parquet"),
-        str(out / "predictions"),
+            "evaluation.seed": 11,
+            "evaluation.batch_size": 2,
+            "evaluation.limits": {"regrade": 1, "regenerate": 1},
+            "evaluation.on_grader_change": on_grader_change,
+            "sandbox": {**CONFIG["sandbox"], "image": tag, "workers": 1},
+        }
+    )
+    return eval_model_job(
+        eval_files(model_dir, tasks_path, plan="plan.parquet"),
+        settings,
         gpus=0,
         threads=1,
         config={"c": 1},

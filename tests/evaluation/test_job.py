@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from evalfakes import FakeChat, ScriptedGenerator, by_task, calc_tasks, submit_only
-from taskfactory import CONFIG
+from jobfactory import eval_files, eval_settings
 
 from editcredit.audit.provenance import read_provenance
 from editcredit.data.freeze import write_parquet
@@ -17,18 +17,15 @@ from editcredit.evaluation.job import eval_model_job, plan_job, scores_job
 from editcredit.evaluation.ledger import INFRA_AFTER_PATCH, INFRA_BEFORE_PATCH, UNRESOLVED_VERDICT
 from editcredit.evaluation.sandboxes import CountingSandbox
 
-AGENT = {**CONFIG["agent"], "max_turns": 4, "max_new_tokens": 8, "max_context_tokens": 4096}
-GRADING = {"f_weight": 0.25, "g_weight": 0.25}
-SANDBOX = {"backend": "local", "workers": 2, "image": "x", "timeout_factor": 1.0}
-
 
 def eval_cfg(**faults):
-    return {
-        "seed": 11,
-        "batch_size": 4,
-        "limits": {"regrade": 1, "regenerate": 1},
-        "faults": {"rate": 0.0, "seed": 0, "mode": "report", **faults},
+    """Settings overrides: seed 11, batches of 4, one retry each, ``faults`` planted."""
+    cfg = {
+        "evaluation.seed": 11,
+        "evaluation.batch_size": 4,
+        "evaluation.limits": {"regrade": 1, "regenerate": 1},
     }
+    return {**cfg, **{f"evaluation.faults.{k}": v for k, v in faults.items()}}
 
 
 @pytest.fixture
@@ -59,18 +56,11 @@ def run_job(study, script, make_sandbox, cfg):
     chat = FakeChat()
     generator = ScriptedGenerator(chat, script)
     out = Path("results/eval/planted/holdout")
+    job = eval_files(model_dir, tasks_path)
+    assert Path(job.slots) == out / "slots.parquet"
     summary = eval_model_job(
-        "results/eval/plan.parquet",
-        "planted",
-        "holdout",
-        str(model_dir),
-        str(tasks_path),
-        cfg,
-        AGENT,
-        GRADING,
-        SANDBOX,
-        str(out / "slots.parquet"),
-        str(out / "predictions"),
+        job,
+        eval_settings(cfg),
         gpus=0,
         threads=1,
         config={"c": 1},

@@ -19,7 +19,14 @@ MINIBUGS = environment_factory({**CONFIG["agent"], "max_turns": 4}, CONFIG["sand
 
 def settings(**kw):
     base = dict(
-        model="m", evalset="holdout", rollout=ROLLOUT, environment=MINIBUGS, limits=Limits(), seed=7
+        model="m",
+        evalset="holdout",
+        rollout=ROLLOUT,
+        environment=MINIBUGS,
+        f_weight=CONFIG["grading"]["f_weight"],
+        g_weight=CONFIG["grading"]["g_weight"],
+        limits=Limits(),
+        seed=7,
     )
     return SliceSettings(**{**base, **kw})
 

@@ -5,7 +5,7 @@ collection that timed out, a session that did not complete."""
 from __future__ import annotations
 
 import pytest
-from taskfactory import make_calc_task
+from taskfactory import WEIGHTS, make_calc_task
 
 from editcredit.grading.grader import judge_run
 from editcredit.sandbox.base import CollectTimeout, SandboxReport, TestTimeout
@@ -101,7 +101,7 @@ def timeout(reproduced):
     ],
 )
 def test_run_outcomes(sandbox_run, outcome, verdict, cause, reason_part):
-    report = judge_run(TASK, TASK.patch, sandbox_run)
+    report = judge_run(TASK, TASK.patch, sandbox_run, *WEIGHTS)
     assert (report.outcome, report.verdict, report.infra_cause) == (outcome, verdict, cause)
     assert reason_part in report.reason
     assert report.tampering == reason_part.startswith("tampering")
@@ -109,7 +109,7 @@ def test_run_outcomes(sandbox_run, outcome, verdict, cause, reason_part):
 
 def test_wrong_sentinel_is_tampering_and_sentinels_are_not_counted():
     bad = run().model_copy(update={"sentinel_items": [item("s.py::a"), item("s.py::b")]})
-    report = judge_run(TASK, TASK.patch, bad)
+    report = judge_run(TASK, TASK.patch, bad, *WEIGHTS)
     assert report.tampering and "sentinel that must fail reported passed" in report.reason
     assert set(report.tests) == set(IDS)
     # nothing is read from forged reports
@@ -117,6 +117,6 @@ def test_wrong_sentinel_is_tampering_and_sentinels_are_not_counted():
 
 
 def test_y_is_1_only_for_a_valid_1():
-    report = judge_run(TASK, TASK.patch, run(returned=False))
+    report = judge_run(TASK, TASK.patch, run(returned=False), *WEIGHTS)
     assert report.verdict == "unresolved"
     assert (report.Y, report.F, report.G, report.U) == (0, 1.0, 0, 0.25)

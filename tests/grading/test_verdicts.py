@@ -8,6 +8,9 @@ from editcredit.grading.utility import training_score
 from editcredit.grading.verdicts import RunEvidence, item_status, judge, sentinel_problems
 from editcredit.sandbox.observations import ItemObservation, PhaseRecord
 
+#: METHOD §3's utility weights, which the expected U values below are computed with.
+WEIGHTS = (0.25, 0.25)
+
 
 def item(nodeid: str, *phases: tuple) -> ItemObservation:
     recs = []
@@ -168,7 +171,7 @@ def test_training_score(f_status, p_status, Y, F, G, U):
     f_ids = [f"t.py::f{i}" for i in range(len(f_status))]
     p_ids = [f"t.py::p{i}" for i in range(len(p_status))]
     tests = {i: TestOutcome(i, s) for i, s in zip(f_ids + p_ids, f_status + p_status, strict=True)}
-    score = training_score(f_ids, p_ids, tests)
+    score = training_score(f_ids, p_ids, tests, *WEIGHTS)
     assert (score.Y, score.F, score.G) == (Y, F, G)
     assert score.U == pytest.approx(U, abs=1e-12)
 
@@ -245,8 +248,11 @@ def test_a_timeout_is_not_passing_in_the_training_score():
     items = [item("t.py::f", *PASSED), item("t.py::p", *STARTED)]
     verdict = judge(F2P, P2P, items, RunEvidence(timed_out=frozenset({"t.py::p"})))
     assert verdict.tests["t.py::p"].status == "timeout"
-    assert training_score(F2P, P2P, verdict.tests) == training_score(
-        F2P, P2P, judge(F2P, P2P, [item("t.py::f", *PASSED), item("t.py::p", *FAILED)]).tests
+    assert training_score(F2P, P2P, verdict.tests, *WEIGHTS) == training_score(
+        F2P,
+        P2P,
+        judge(F2P, P2P, [item("t.py::f", *PASSED), item("t.py::p", *FAILED)]).tests,
+        *WEIGHTS,
     )
 
 

@@ -8,11 +8,16 @@ from pathlib import Path
 import pytest
 from fake_results import FIGURES, FakeSpec, control_path, run_names, write_fake_tree
 
+from editcredit.job_settings import TablesSettings
 from editcredit.report.jobs import figures_job, tables_job
+from editcredit.report.tables import TableInputs
+from editcredit.settings import BudgetCaps
 from editcredit.stats.comparisons import comparison_specs
 from editcredit.stats.jobs import evalset_scores_job, gate_job, paired_job, training_job
 
 REPO = Path(__file__).resolve().parents[2]
+#: ``budgets.run`` with no caps (0 = none).
+NO_BUDGET = BudgetCaps(steps=0, tokens=0, gradings=0, gpu_hours=0, wall_seconds=0)
 STATS = {
     "evalsets": ["holdout"],
     "main": "M-B",
@@ -77,20 +82,27 @@ def build_all(root: Path, spec: FakeSpec, stats: dict = STATS) -> dict:
                 bootstrap=stats["bootstrap"],
                 config=config,
             )
-        tables = tables_job(
+        inputs = TableInputs(
             controls=["results/controls/minibugs/summary.json"],
             scores=["results/stats/scores/holdout.json"],
             comparisons=[f"results/stats/{n}.json" for n in specs],
             training=[f"results/stats/training/{a}.json" for a in spec.plan],
             audits=[f"results/audits/{r}/step_{n}.json" for r in runs for n in steps],
-            benchmarks=[str(p) for p in Path("results/benchmarks").rglob("*.tsv")],
+            benchmarks=sorted(Path("results/benchmarks").rglob("*.tsv")),
             benchmark_root="results/benchmarks",
-            template_dir=str(REPO / "paper" / "templates"),
-            out_dir="paper/tables",
+        )
+        settings = TablesSettings(
             main=stats["main"],
             arm_order=list(spec.plan),
             run_order=runs,
             gpus_by_rule={"train_segment": 1},
+            budget=NO_BUDGET,
+        )
+        tables = tables_job(
+            inputs,
+            settings,
+            template_dir=str(REPO / "paper" / "templates"),
+            out_dir="paper/tables",
             config=config,
         )
         figures_job(

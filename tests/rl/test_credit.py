@@ -26,6 +26,9 @@ from editcredit.rl.credit import (
 LAM, C = 0.1, 1.0
 TOL = 1e-12
 
+#: METHOD §3's utility weights, which the expected U values below are computed with.
+WEIGHTS = (0.25, 0.25)
+
 
 def make_input(
     L: int, m: int, D: float | None = 0.5, A: float = 0.0, lam: float = LAM, c: float = C
@@ -57,7 +60,7 @@ UTILITY_ROWS = [
 
 @pytest.mark.parametrize(("Y", "F", "G", "expected"), UTILITY_ROWS)
 def test_utility_rows(Y, F, G, expected):
-    assert utility(Y, F, G) == pytest.approx(expected, abs=TOL)
+    assert utility(Y, F, G, *WEIGHTS) == pytest.approx(expected, abs=TOL)
 
 
 def test_utility_weights_are_parameters():
@@ -76,7 +79,7 @@ def test_utility_weights_are_parameters():
 )
 def test_utility_rejects_bad_reports(Y, F, G):
     with pytest.raises(ValueError):
-        utility(Y, F, G)
+        utility(Y, F, G, *WEIGHTS)
 
 
 # --- scale ---------------------------------------------------------------------------------

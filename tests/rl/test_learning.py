@@ -11,44 +11,30 @@ The run's training pass rate over the last quarter of steps must beat the contro
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from jobfactory import NO_RAY, run_control_replay, run_segment
 from policyfactory import toy_tasks
-from taskfactory import CONFIG
 
-from editcredit.rl.train_job import control_replay_job, train_segment_job
 from editcredit.stats.learning import learning_vs_control
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 STEPS, SEGMENT = 12, 6
-AGENT = {**CONFIG["agent"], "max_turns": 4, "max_new_tokens": 24}
-
-
-def _training() -> dict:
-    training = copy.deepcopy(CONFIG["training"])
-    training.update(segment_steps=SEGMENT, endpoint_step=STEPS)
-    training["grpo"].update(tasks_per_step=3, group_size=8, micro_batch_size=8, lr=1e-3)
-    training["ray"] = {"enabled": False, "address": "", "num_workers": 1}
-    return training
-
-
-def _common(tasks_file, training) -> dict:
-    return dict(
-        tasks_path=str(tasks_file),
-        controls_path=None,
-        training=training,
-        agent=AGENT,
-        reward=CONFIG["reward"],
-        grading=CONFIG["grading"],
-        sandbox=CONFIG["sandbox"],
-        gpus=0,
-        threads=1,
-        config={"test": True},
-    )
+#: Config overrides: two segments of 6 steps, groups of 8, short episodes, no Ray.
+OVERRIDES = {
+    **NO_RAY,
+    "training.segment_steps": SEGMENT,
+    "training.endpoint_step": STEPS,
+    "training.grpo.tasks_per_step": 3,
+    "training.grpo.group_size": 8,
+    "training.grpo.micro_batch_size": 8,
+    "training.grpo.lr": 1e-3,
+    "agent.max_turns": 4,
+    "agent.max_new_tokens": 24,
+}
 
 
 def test_arm_o_raises_the_training_pass_rate_30_points_over_the_control(half_policy, tmp_path):
@@ -56,23 +42,15 @@ def test_arm_o_raises_the_training_pass_rate_30_points_over_the_control(half_pol
 
     tasks_file = tmp_path / "tasks.parquet"
     write_parquet(toy_tasks(), tasks_file)
-    training = _training()
-    common = _common(tasks_file, training)
     previous, segments = str(half_policy), []
     for end in range(SEGMENT, STEPS + 1, SEGMENT):
         out = tmp_path / "runs" / "O-s3" / f"step_{end}"
-        train_segment_job(
-            run="O-s3",
-            step=end,
-            previous=previous,
-            out_dir=str(out),
-            gate_dir=str(tmp_path / "gates"),
-            **common,
-        )
+        gates = str(tmp_path / "gates")
+        run_segment("O-s3", end, previous, out, tasks_file, OVERRIDES, gate_dir=gates)
         previous = str(out)
         segments.append(out)
     control = tmp_path / "control" / "s3.parquet"
-    control_replay_job(seed=3, base_model=str(half_policy), out=str(control), **common)
+    run_control_replay(3, half_policy, control, tasks_file, OVERRIDES)
 
     run = pd.concat([pd.read_parquet(Path(s) / "rollouts.parquet") for s in segments])
     record = learning_vs_control(run, pd.read_parquet(control), STEPS)

@@ -3,12 +3,11 @@ training pool with their reason, and a quarantined id that is not a train task i
 
 from __future__ import annotations
 
-import copy
 import json
 
 import pytest
+from jobfactory import run_control_replay
 from policyfactory import toy_tasks
-from taskfactory import CONFIG
 
 from editcredit.data.freeze import write_parquet
 from editcredit.policy.base_job import training_tasks
@@ -66,26 +65,13 @@ def test_the_control_replay_leaves_them_out_and_lists_them(tasks_file, tmp_path,
     monkeypatch.setattr(
         train_job, "replay_control", lambda cfg, steps, pool, w: pools.append(pool) or []
     )
-    training = copy.deepcopy(CONFIG["training"])
-    training["quarantine"] = {"toy__calc__add_0": "its image lost a dependency"}
+    quarantine = {"toy__calc__add_0": "its image lost a dependency"}
     out = tmp_path / "control" / "s42.parquet"
     (tmp_path / "base").mkdir()  # a provenance input only: replay_control is faked
-    receipt = train_job.control_replay_job(
-        seed=42,
-        base_model=str(tmp_path / "base"),
-        tasks_path=str(tasks_file),
-        controls_path=None,
-        out=str(out),
-        training=training,
-        agent=CONFIG["agent"],
-        reward=CONFIG["reward"],
-        grading=CONFIG["grading"],
-        sandbox=CONFIG["sandbox"],
-        gpus=0,
-        threads=1,
-        config={"test": True},
+    receipt = run_control_replay(
+        42, tmp_path / "base", out, tasks_file, {"training.quarantine": quarantine}
     )
     assert [t.instance_id for t in pools[0]] == ["toy__calc__add_1", "toy__calc__add_2"]
-    assert receipt["quarantined"] == training["quarantine"]
+    assert receipt["quarantined"] == quarantine
     written = json.loads(out.with_suffix(".json").read_text())
     assert written["quarantined"] == {"toy__calc__add_0": "its image lost a dependency"}

@@ -3,18 +3,17 @@ gives the same model bytes as never stopping, and the number of Ray workers chan
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from jobfactory import TOY_SEGMENT, run_segment
 from policyfactory import toy_tasks, train_toy_policy
 from taskfactory import CONFIG
 
 from editcredit.grading.grader_identity import grader_identity
 from editcredit.rl.scalars import read_scalars
-from editcredit.rl.train_job import train_segment_job
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -34,36 +33,18 @@ def tasks_file(tmp_path_factory):
 
 
 def _training(k: int, ray_workers: int | None, processes: int = 1) -> dict:
-    training = copy.deepcopy(CONFIG["training"])
-    training["segment_steps"] = k
-    training["grpo"].update(tasks_per_step=2, group_size=3, micro_batch_size=4, lr=0.01)
-    training["ray"] = (
-        {"enabled": False, "address": "", "num_workers": processes}
-        if ray_workers is None
-        else {"enabled": True, "address": "", "num_workers": ray_workers}
-    )
-    return training
+    """Config overrides: segments of ``k`` steps; Ray with ``ray_workers`` workers, or
+    ``processes`` in-process workers without it."""
+    return {
+        **TOY_SEGMENT,
+        "training.segment_steps": k,
+        "training.ray.enabled": ray_workers is not None,
+        "training.ray.num_workers": processes if ray_workers is None else ray_workers,
+    }
 
 
 def _segment(run, step, previous, out, tasks_file, training):
-    agent = {**CONFIG["agent"], "max_turns": 3, "max_new_tokens": 24}
-    train_segment_job(
-        run=run,
-        step=step,
-        previous=str(previous),
-        tasks_path=str(tasks_file),
-        controls_path=None,
-        out_dir=str(out),
-        training=training,
-        agent=agent,
-        reward=CONFIG["reward"],
-        grading=CONFIG["grading"],
-        sandbox=CONFIG["sandbox"],
-        gpus=0,
-        threads=1,
-        config={"test": True},
-        gate_dir=str(Path(out).parent / "gates"),
-    )
+    run_segment(run, step, previous, out, tasks_file, training)
     return Path(out)
 
 

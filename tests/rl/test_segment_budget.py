@@ -4,16 +4,14 @@ and its ledger (budget, spend, infrastructure failures apart) lands in segment.j
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 
 import pytest
+from jobfactory import TOY_SEGMENT, run_segment
 from policyfactory import toy_tasks, train_toy_policy
-from taskfactory import CONFIG
 
 from editcredit.protocol.budget import BudgetExceeded
-from editcredit.rl.train_job import train_segment_job
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -33,26 +31,13 @@ def tasks_file(tmp_path_factory):
 
 
 def _segment(step, previous, out, tasks_file, k, budget):
-    training = copy.deepcopy(CONFIG["training"])
-    training["segment_steps"] = k
-    training["grpo"].update(tasks_per_step=2, group_size=3, micro_batch_size=4, lr=0.01)
-    training["ray"] = {"enabled": False, "address": "", "num_workers": 1}
-    return train_segment_job(
-        run="M-s42",
-        step=step,
-        previous=str(previous),
-        tasks_path=str(tasks_file),
-        controls_path=None,
-        out_dir=str(out),
-        training=training,
-        agent={**CONFIG["agent"], "max_turns": 3, "max_new_tokens": 24},
-        reward=CONFIG["reward"],
-        grading=CONFIG["grading"],
-        sandbox=CONFIG["sandbox"],
-        gpus=0,
-        threads=1,
-        config={"test": True},
-        gate_dir=str(Path(out).parent / "gates"),
+    return run_segment(
+        "M-s42",
+        step,
+        previous,
+        out,
+        tasks_file,
+        {**TOY_SEGMENT, "training.segment_steps": k},
         budget=budget,
         budget_dir=str(Path(out).parent / "budgets"),
     )

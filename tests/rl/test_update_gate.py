@@ -5,13 +5,13 @@ at once with a receipt under the gate directory and leaves no checkpoint."""
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 from pathlib import Path
 
 import pytest
 import torch
+from jobfactory import run_segment
 from policyfactory import tiny_qwen2, toy_tasks
 from taskfactory import CONFIG
 
@@ -181,27 +181,10 @@ def test_the_job_writes_the_gate_receipt_and_no_checkpoint(monkeypatch, base, tm
     monkeypatch.setattr(seg, "train_step", FakeSteps({1: (_metrics(), False)}))
     tasks = tmp_path / "tasks.parquet"
     write_parquet(toy_tasks(2), tasks)
-    training = copy.deepcopy(CONFIG["training"])
-    training["segment_steps"] = 10
     out = tmp_path / "runs" / "M-s42" / "step_10"
+    gates = str(tmp_path / "gates")
     with pytest.raises(train_job.GateFailed, match="update 1 failed") as err:
-        train_job.train_segment_job(
-            run="M-s42",
-            step=10,
-            previous=str(base),
-            tasks_path=str(tasks),
-            controls_path=None,
-            out_dir=str(out),
-            training=training,
-            agent=CONFIG["agent"],
-            reward=CONFIG["reward"],
-            grading=CONFIG["grading"],
-            sandbox=CONFIG["sandbox"],
-            gpus=0,
-            threads=1,
-            config={"test": True},
-            gate_dir=str(tmp_path / "gates"),
-        )
+        run_segment("M-s42", 10, base, out, tasks, {"training.segment_steps": 10}, gate_dir=gates)
     assert workers.closed and not out.exists()
     (receipt,) = (tmp_path / "gates").glob("M-s42-*.json")
     assert str(receipt) in str(err.value)

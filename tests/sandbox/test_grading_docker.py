@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from taskfactory import CALC_BUG, CALC_FIXED, CONFIG, make_calc_task
+from taskfactory import CALC_BUG, CALC_FIXED, CONFIG, WEIGHTS, make_calc_task
 
 from editcredit.grading.grader import grade_patch, grade_tree
 from editcredit.sandbox.docker_backend import count_sandbox_containers
@@ -49,9 +49,9 @@ def box(request, docker_ready):
 
 
 def test_gold_scores_1_and_base_tree_0(box, calc_task):
-    gold = grade_tree(calc_task, calc_task.patch, box)
+    gold = grade_tree(calc_task, calc_task.patch, box, *WEIGHTS)
     assert (gold.verdict, gold.resolved, gold.U) == ("valid_1", 1, 1.25)
-    empty = grade_tree(calc_task, "", box)
+    empty = grade_tree(calc_task, "", box, *WEIGHTS)
     assert (empty.verdict, empty.resolved) == ("valid_0", 0)
     assert empty.tests["test_calc.py::test_add"]["status"] == "failed"
     assert gold.sandbox.isolation.startswith("docker")
@@ -62,27 +62,27 @@ def test_empty_patch_is_zero_without_running(calc_task):
         def grade(self, *a):  # pragma: no cover - must not be called
             raise AssertionError("an empty patch must not be run")
 
-    report = grade_patch(calc_task, "  \n", NoSandbox())
+    report = grade_patch(calc_task, "  \n", NoSandbox(), *WEIGHTS)
     assert (report.verdict, report.resolved, report.sandbox) == ("empty_patch", 0, None)
 
 
 @pytest.mark.parametrize("name", list(cheat_patches(make_calc_task())))
 def test_cheating_patches_do_not_score_1(docker_sandbox, calc_task, name):
-    report = grade_patch(calc_task, cheat_patches(calc_task)[name], docker_sandbox)
+    report = grade_patch(calc_task, cheat_patches(calc_task)[name], docker_sandbox, *WEIGHTS)
     assert report.resolved != 1, report.reason
     assert report.dropped_paths, "the protected change must be listed"
 
 
 def test_cheat_alongside_a_real_fix_keeps_the_fix_and_drops_the_cheat(docker_sandbox, calc_task):
     patch = calc_task.patch + cheat_patches(calc_task)["conftest forcing pass"]
-    report = grade_patch(calc_task, patch, docker_sandbox)
+    report = grade_patch(calc_task, patch, docker_sandbox, *WEIGHTS)
     assert report.resolved == 1
     assert report.dropped_paths == ["conftest.py"]
 
 
 def test_patch_that_does_not_apply_is_zero(docker_sandbox, calc_task):
     bad = diff_trees({"calc.py": "something else\n"}, {"calc.py": "other\n"})
-    report = grade_patch(calc_task, bad, docker_sandbox)
+    report = grade_patch(calc_task, bad, docker_sandbox, *WEIGHTS)
     assert (report.verdict, report.resolved) == ("patch_does_not_apply", 0)
 
 
@@ -91,7 +91,7 @@ def test_symlink_patch_does_not_apply(docker_sandbox, calc_task):
         "diff --git a/evil.py b/evil.py\nnew file mode 120000\n--- /dev/null\n"
         "+++ b/evil.py\n@@ -0,0 +1 @@\n+/etc/passwd\n\\ No newline at end of file\n"
     )
-    report = grade_patch(calc_task, link, docker_sandbox)
+    report = grade_patch(calc_task, link, docker_sandbox, *WEIGHTS)
     assert report.verdict == "patch_does_not_apply"
     assert "symlink" in report.reason
 
@@ -105,7 +105,7 @@ def test_infinite_loop_is_a_valid_0_with_a_timeout_and_leaves_no_container(box):
     box.limit_settings = LimitSettings(floor_s=1.0, collect_floor_s=3.0)
     before = count_sandbox_containers()
     start = time.monotonic()
-    report = grade_patch(task, loop, box)
+    report = grade_patch(task, loop, box, *WEIGHTS)
     elapsed = time.monotonic() - start
     assert (report.outcome, report.verdict, report.resolved) == ("verdict", "valid_0", 0)
     assert "timeout" in report.reason
@@ -113,7 +113,7 @@ def test_infinite_loop_is_a_valid_0_with_a_timeout_and_leaves_no_container(box):
     assert report.tests["test_calc.py::test_mul"]["status"] == "passed"  # the run went on
     assert elapsed < 10 + 10
     # the sandbox is still usable afterwards
-    assert grade_patch(task, task.patch, box).resolved == 1
+    assert grade_patch(task, task.patch, box, *WEIGHTS).resolved == 1
     box.close()
     assert count_sandbox_containers() <= before - (1 if box.mode == "warm" else 0)
 
@@ -129,7 +129,7 @@ def test_a_loop_is_the_patchs_failure_even_past_the_runs_own_limit(docker_sandbo
     saved = docker_sandbox.limit_settings
     docker_sandbox.limit_settings = LimitSettings(floor_s=4.0, collect_floor_s=3.0)
     try:
-        report = grade_patch(task, loop, docker_sandbox)
+        report = grade_patch(task, loop, docker_sandbox, *WEIGHTS)
     finally:
         docker_sandbox.limit_settings = saved
     assert (report.outcome, report.verdict) == ("verdict", "valid_0"), report.reason
@@ -143,7 +143,9 @@ def test_a_run_past_its_whole_limit_is_an_infrastructure_failure(docker_sandbox)
     task = make_calc_task(timeout_s=3)
     slow = CALC_FIXED.replace('"""Sum."""', '"""Sum."""\n    import time\n    time.sleep(1)')
     slow = slow.replace("    return a * b", "    import time\n    time.sleep(1)\n    return a * b")
-    report = grade_patch(task, diff_trees({"calc.py": CALC_BUG}, {"calc.py": slow}), docker_sandbox)
+    report = grade_patch(
+        task, diff_trees({"calc.py": CALC_BUG}, {"calc.py": slow}), docker_sandbox, *WEIGHTS
+    )
     assert report.outcome == "infrastructure_failure"
     assert report.verdict is None and report.resolved is None
     assert "exceeded its limit" in report.reason and report.infra_cause == "run_timeout"
@@ -157,7 +159,7 @@ def test_fork_bomb_and_network_are_contained(docker_sandbox, calc_task):
         "    return a * b",
     )
     report = grade_patch(
-        calc_task, diff_trees({"calc.py": CALC_BUG}, {"calc.py": net}), docker_sandbox
+        calc_task, diff_trees({"calc.py": CALC_BUG}, {"calc.py": net}), docker_sandbox, *WEIGHTS
     )
     assert report.resolved == 0
     assert report.tests["test_calc.py::test_mul"]["status"] == "failed"
@@ -167,5 +169,5 @@ def test_containers_are_removed_on_close(docker_ready, calc_task):
     before = count_sandbox_containers()
     with make_sandbox("docker", CONFIG["sandbox"]) as sandbox:
         assert count_sandbox_containers() == before + 1
-        grade_patch(calc_task, calc_task.patch, sandbox)
+        grade_patch(calc_task, calc_task.patch, sandbox, *WEIGHTS)
     assert count_sandbox_containers() == before

@@ -18,7 +18,7 @@ from hostilefactory import (
     make_primes_task,
     signal_server_patch,
 )
-from taskfactory import CONFIG
+from taskfactory import CONFIG, WEIGHTS
 
 from editcredit.agent.reward import terminal_reward
 from editcredit.grading.controls import run_controls
@@ -58,7 +58,7 @@ def primes_task():
 
 
 def test_controls_and_sentinels_stay_out_of_counts(hostile_box, primes_task):
-    gold = grade_patch(primes_task, primes_task.patch, hostile_box)
+    gold = grade_patch(primes_task, primes_task.patch, hostile_box, *WEIGHTS)
     assert (gold.verdict, gold.resolved, gold.tampering) == ("valid_1", 1, False)
     assert set(gold.tests) == {*primes_task.FAIL_TO_PASS, *primes_task.PASS_TO_PASS}
     run = gold.sandbox
@@ -66,15 +66,15 @@ def test_controls_and_sentinels_stay_out_of_counts(hostile_box, primes_task):
     assert roles == ["must_fail", "must_pass"]
     assert not {i.nodeid for i in run.observations.items} & set(run.sentinels)
     assert {i.nodeid for i in run.sentinel_items} == set(run.sentinels)
-    again = grade_patch(primes_task, primes_task.patch, hostile_box)
+    again = grade_patch(primes_task, primes_task.patch, hostile_box, *WEIGHTS)
     assert not set(again.sandbox.sentinels) & set(run.sentinels), "names are per run"
-    bug = grade_patch(primes_task, diff_trees({}, {"notes.txt": "x\n"}), hostile_box)
+    bug = grade_patch(primes_task, diff_trees({}, {"notes.txt": "x\n"}), hostile_box, *WEIGHTS)
     assert (bug.verdict, bug.resolved, bug.tampering) == ("valid_0", 0, False)
 
 
 @pytest.mark.parametrize("route", sorted(FORGERIES))
 def test_forgery_from_inside_the_test_process_never_scores_1(hostile_box, primes_task, route):
-    report = grade_patch(primes_task, forgery_patches()[route], hostile_box)
+    report = grade_patch(primes_task, forgery_patches()[route], hostile_box, *WEIGHTS)
     assert report.outcome == "verdict", report.reason
     assert report.resolved != 1 and report.verdict == "unresolved", report.reason
     assert report.tampering == (route in TAMPERING), report.reason
@@ -90,7 +90,7 @@ def test_forgery_from_inside_the_test_process_never_scores_1(hostile_box, primes
 
 
 def test_loop_in_called_code_is_a_valid_0_with_a_timeout(hostile_box, primes_task):
-    report = grade_patch(primes_task, loop_patches()[LOOP_IN_CALLED_CODE], hostile_box)
+    report = grade_patch(primes_task, loop_patches()[LOOP_IN_CALLED_CODE], hostile_box, *WEIGHTS)
     assert (report.outcome, report.verdict, report.resolved) == ("verdict", "valid_0", 0)
     assert "timeout" in report.reason
     assert report.tests["test_primes.py::test_is_prime"]["status"] == "timeout"
@@ -102,7 +102,7 @@ def test_loop_in_called_code_is_a_valid_0_with_a_timeout(hostile_box, primes_tas
 
 
 def test_loop_in_a_fixture_is_a_valid_0_with_a_timeout(hostile_box, primes_task):
-    report = grade_patch(primes_task, loop_patches()[LOOP_IN_FIXTURE], hostile_box)
+    report = grade_patch(primes_task, loop_patches()[LOOP_IN_FIXTURE], hostile_box, *WEIGHTS)
     assert (report.outcome, report.verdict) == ("verdict", "valid_0"), report.reason
     assert report.tests["test_primes.py::test_small_primes"]["status"] == "timeout"
     # the run continued past the timed-out test: the tests after it were observed
@@ -110,7 +110,7 @@ def test_loop_in_a_fixture_is_a_valid_0_with_a_timeout(hostile_box, primes_task)
 
 
 def test_loop_at_import_is_a_valid_0_never_an_infrastructure_failure(hostile_box, primes_task):
-    report = grade_patch(primes_task, loop_patches()[LOOP_AT_IMPORT], hostile_box)
+    report = grade_patch(primes_task, loop_patches()[LOOP_AT_IMPORT], hostile_box, *WEIGHTS)
     assert (report.outcome, report.verdict, report.resolved) == ("verdict", "valid_0", 0)
     assert report.reason.startswith("timeout: collection")
     assert report.sandbox.collect_timeout.reproduced
@@ -128,7 +128,10 @@ def test_a_timeout_that_does_not_reproduce_alone_is_an_attempt_failure(hostile_b
         "            pass\n",
     )
     report = grade_patch(
-        primes_task, diff_trees({"primes.py": PRIMES_BUG}, {"primes.py": once}), hostile_box
+        primes_task,
+        diff_trees({"primes.py": PRIMES_BUG}, {"primes.py": once}),
+        hostile_box,
+        *WEIGHTS,
     )
     assert report.outcome == "infrastructure_failure", report.reason
     assert "did not reproduce" in report.reason
@@ -138,9 +141,9 @@ def test_a_timeout_that_does_not_reproduce_alone_is_an_attempt_failure(hostile_b
 
 
 def test_the_grading_server_cannot_be_stopped_from_inside(hostile_box, primes_task):
-    report = grade_patch(primes_task, signal_server_patch(), hostile_box)
+    report = grade_patch(primes_task, signal_server_patch(), hostile_box, *WEIGHTS)
     assert (report.outcome, report.verdict) == ("verdict", "valid_0"), report.reason
-    assert grade_patch(primes_task, primes_task.patch, hostile_box).resolved == 1
+    assert grade_patch(primes_task, primes_task.patch, hostile_box, *WEIGHTS).resolved == 1
 
 
 def test_a_suites_own_tracer_and_monkeypatching_are_not_tampering(hostile_box, primes_task):
@@ -153,13 +156,13 @@ def test_a_suites_own_tracer_and_monkeypatching_are_not_tampering(hostile_box, p
         "    assert json.dumps(1) == 'x'\n"
     )
     task = primes_task.model_copy(update={"files": {**primes_task.files, "test_primes.py": tests}})
-    report = grade_patch(task, task.patch, hostile_box)
+    report = grade_patch(task, task.patch, hostile_box, *WEIGHTS)
     assert (report.verdict, report.tampering) == ("valid_1", False), report.reason
 
 
 def test_the_gold_control_records_the_times_the_limits_come_from(docker_ready, primes_task):
     with make_sandbox("docker", {**CONFIG["sandbox"], "test_limits": LIMITS}) as box:
-        control = run_controls(primes_task, box)
+        control = run_controls(primes_task, box, *WEIGHTS)
         timings = control["gold"]["sandbox"]["timings"]
         assert set(timings["tests"]) == set(IDS) and timings["collect_s"] > 0
         assert control["gold"]["sandbox"]["limits"] is None  # the gold run is not held to them

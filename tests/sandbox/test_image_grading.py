@@ -13,7 +13,7 @@ import sys
 
 import pytest
 from imagefactory import image_suite, task_by_repo  # noqa: F401 - fixture
-from taskfactory import CONFIG
+from taskfactory import CONFIG, WEIGHTS
 
 from editcredit.grading.grader import grade_patch, grade_tree
 from editcredit.sandbox.base import SandboxError
@@ -104,13 +104,13 @@ def appended(base_dir, path: str, code: str) -> str:
 def test_gold_1_empty_0(image_suite, box, name):  # noqa: F811
     task = task_by_repo(image_suite, name)
     assert task.image == f"editcredit-task:{task.instance_id}" and task.files is None
-    gold = grade_tree(task, task.patch, box)
+    gold = grade_tree(task, task.patch, box, *WEIGHTS)
     assert (gold.verdict, gold.resolved, gold.U) == ("valid_1", 1, 1.25), gold.reason
-    empty = grade_tree(task, "", box)
+    empty = grade_tree(task, "", box, *WEIGHTS)
     assert (empty.verdict, empty.resolved) == ("valid_0", 0), empty.reason
     assert all(empty.tests[i]["status"] == "failed" for i in task.FAIL_TO_PASS)
     assert all(empty.tests[i]["status"] == "passed" for i in task.PASS_TO_PASS)
-    assert grade_patch(task, "", box).verdict == "empty_patch"
+    assert grade_patch(task, "", box, *WEIGHTS).verdict == "empty_patch"
 
 
 def _host_checkout(repo, base_commit: str, dest) -> None:
@@ -145,10 +145,10 @@ def test_history_reader_scores_0_in_the_image(image_suite, box):  # noqa: F811
     task = task_by_repo(image_suite, "textkit")
     base = box.trees.get(task.image, task.workdir)
     assert not (base / ".git").exists()
-    report = grade_patch(task, appended(base, "textkit/core.py", HISTORY_READER), box)
+    report = grade_patch(task, appended(base, "textkit/core.py", HISTORY_READER), box, *WEIGHTS)
     assert (report.verdict, report.resolved) == ("valid_0", 0), report.reason
     assert report.tests[task.FAIL_TO_PASS[0]]["status"] == "failed"
-    peek = grade_patch(task, appended(base, "textkit/core.py", SEES_GIT_DIR), box)
+    peek = grade_patch(task, appended(base, "textkit/core.py", SEES_GIT_DIR), box, *WEIGHTS)
     assert peek.resolved == 0, "the graded tree must not show the image's /testbed/.git"
 
 
@@ -160,16 +160,16 @@ def test_image_task_drops_protected_paths_and_rejects_bad_patches(image_suite, b
         {"tests/test_stats.py": tests},
         {"tests/test_stats.py": tests.replace("== 2.5", "== 3.5"), "conftest.py": "x = 1\n"},
     )
-    report = grade_patch(task, cheat, box)
+    report = grade_patch(task, cheat, box, *WEIGHTS)
     assert report.resolved == 0 and report.dropped_paths == ["conftest.py", "tests/test_stats.py"]
-    both = grade_patch(task, task.patch + cheat, box)
+    both = grade_patch(task, task.patch + cheat, box, *WEIGHTS)
     assert both.resolved == 1, both.reason
     stale = task.patch.replace("ordered[mid + 1]", "ordered[mid + 2]")
-    assert grade_patch(task, stale, box).verdict == "patch_does_not_apply"
+    assert grade_patch(task, stale, box, *WEIGHTS).verdict == "patch_does_not_apply"
     link = (
         "diff --git a/l b/l\nnew file mode 120000\n--- /dev/null\n+++ b/l\n@@ -0,0 +1 @@\n+/etc\n"
     )
-    assert grade_patch(task, link, box).verdict == "patch_does_not_apply"
+    assert grade_patch(task, link, box, *WEIGHTS).verdict == "patch_does_not_apply"
 
 
 def test_missing_image_is_a_setup_error_and_containers_are_removed(image_suite, box):  # noqa: F811

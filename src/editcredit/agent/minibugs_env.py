@@ -7,7 +7,7 @@ import re
 from editcredit.agent.actions import FormatError, apply_edit, function_span, parse_action
 from editcredit.agent.protocol import Environment, TurnRecord, content_hash
 from editcredit.data.task import Task
-from editcredit.grading.grader import GradingReport, grade_tree
+from editcredit.grading.grader import GradingReport, observe_tree
 from editcredit.sandbox.base import Sandbox
 from editcredit.sandbox.patches import diff_trees
 
@@ -133,8 +133,8 @@ class MinibugsEnv(Environment):
         assert task is not None
         if not task.visible_tests():
             return "tests: this task has no visible tests"
-        report = grade_tree(
-            visible_view(task), self.final_patch(), self.sandbox, select=run_selection(task)
+        report = observe_tree(
+            visible_view(task), self.final_patch(), self.sandbox, run_selection(task)
         )
         self.infra_failures += report.outcome == "infrastructure_failure"
         return summarize_report(report)

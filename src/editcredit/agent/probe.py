@@ -4,6 +4,7 @@ whether it is worth training (METHOD §4 needs reward variance inside groups).""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -27,11 +28,13 @@ def rollout_and_grade(
     rollout: RolloutConfig,
     make_env: EnvironmentMaker,
     seed: int,
-    reward_cfg: dict[str, float],
+    reward_cfg: Mapping[str, float],
+    grading_cfg: Mapping[str, float],
     workers: int = 2,
 ) -> list[dict[str, Any]]:
     """``samples`` episodes per task, each in a fresh environment of ``make_env``, final
-    patches graded; one trajectory row each."""
+    patches graded with the utility weights of ``grading_cfg`` (config ``grading``); one
+    trajectory row each."""
     jobs = [(t, f"{key_prefix}:{t.instance_id}:{i}") for t in tasks for i in range(samples)]
     episodes = run_episodes(
         jobs,
@@ -44,7 +47,13 @@ def rollout_and_grade(
     )
 
     def finish(episode: Episode) -> dict[str, Any]:
-        report = grade_patch(episode.task, episode.env.final_patch(), sandbox)
+        report = grade_patch(
+            episode.task,
+            episode.env.final_patch(),
+            sandbox,
+            float(grading_cfg["f_weight"]),
+            float(grading_cfg["g_weight"]),
+        )
         fmt = any(t.kind == "format_error" for t in episode.env.turns)
         reward = terminal_reward(
             report, fmt, reward_cfg["format_penalty"], reward_cfg["regression_penalty"]

@@ -15,6 +15,7 @@ from editcredit.agent.rollout import RolloutConfig
 from editcredit.agent.trajectory import write_trajectories
 from editcredit.audit.provenance import write_result_json
 from editcredit.data.freeze import load_tasks
+from editcredit.job_settings import ProbeJobSettings
 from editcredit.policy.devices import bind_gpus
 from editcredit.sandbox.pool import SandboxPool
 
@@ -41,67 +42,60 @@ def load_policy(model_dir: str, device: torch.device, generation: dict[str, Any]
 def probe_job(
     model_dir: str,
     tasks_path: str,
-    probe_cfg: dict[str, Any],
-    agent_cfg: dict[str, Any],
-    reward_cfg: dict[str, Any],
-    sandbox_cfg: dict[str, Any],
+    settings: ProbeJobSettings,
     out_json: str,
     out_trajectories: str,
+    *,
     gpus: int,
     config: dict[str, Any],
-    generation: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """Rule probe; ``settings`` is what the job reads of the config (the rule's params)."""
+    probe = settings.probe
     device = bind_gpus(int(gpus))
-    torch.set_num_threads(int(probe_cfg.get("threads", 2)))
-    generator, chat = load_policy(model_dir, device, generation)
+    torch.set_num_threads(int(probe.threads))
+    generator, chat = load_policy(model_dir, device, settings.generation.to_dict())
     tasks = load_tasks(tasks_path)
     train = sorted((t for t in tasks if t.split == "train"), key=lambda t: t.instance_id)
-    train = train[: int(probe_cfg["train_tasks"])]
+    train = train[: int(probe.train_tasks)]
     dev = [t for t in tasks if t.split == "dev"]
     holdout = [t for t in tasks if t.split == "holdout"]
+    agent_cfg, sandbox_cfg = settings.agent.to_dict(), settings.sandbox.to_dict()
     rollout = RolloutConfig.from_agent(agent_cfg)
     make_env = environment_factory(agent_cfg, sandbox_cfg)
-    seed = int(probe_cfg["seed"])
+    seed = int(probe.seed)
     start = time.monotonic()
-    workers = int(sandbox_cfg["workers"])
+    workers = int(settings.sandbox.workers)
+    reward_cfg, grading_cfg = settings.reward.to_dict(), settings.grading.to_dict()
     with SandboxPool(sandbox_cfg["backend"], sandbox_cfg, workers) as pool:
+        common = (pool, generator, chat, rollout, make_env)
         train_rows = rollout_and_grade(
             train,
-            int(probe_cfg["train_samples"]),
+            int(probe.train_samples),
             "probe-train",
-            pool,
-            generator,
-            chat,
-            rollout,
-            make_env,
+            *common,
             seed,
             reward_cfg,
+            grading_cfg,
             workers,
         )
         dev_rows = rollout_and_grade(
             dev,
-            int(probe_cfg["dev_samples"]),
+            int(probe.dev_samples),
             "probe-dev",
-            pool,
-            generator,
-            chat,
-            rollout,
-            make_env,
+            *common,
             seed + 2,
             reward_cfg,
+            grading_cfg,
             workers,
         )
         holdout_rows = rollout_and_grade(
             holdout,
-            int(probe_cfg["holdout_samples"]),
+            int(probe.holdout_samples),
             "probe-holdout",
-            pool,
-            generator,
-            chat,
-            rollout,
-            make_env,
+            *common,
             seed + 1,
             reward_cfg,
+            grading_cfg,
             workers,
         )
     figures = probe_figures(train_rows, holdout_rows, dev_rows)

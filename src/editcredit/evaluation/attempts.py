@@ -203,8 +203,8 @@ def grade_attempt(
     index: int,
     kind: AttemptKind,
     sandbox,
-    f_weight: float = 0.25,
-    g_weight: float = 0.25,
+    f_weight: float,
+    g_weight: float,
 ) -> Attempt:
     """Grade the patch of ``generation``; an infrastructure failure is an attempt failure."""
     assert generation.patch is not None and generation.outcome == "patch"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,7 @@ from editcredit.evaluation.sandboxes import FaultySandbox
 from editcredit.evaluation.scoring import scores_record
 from editcredit.evaluation.slots import TaskSlots, slot_record, slots_rows, write_slots_parquet
 from editcredit.grading.grader_identity import grader_identity
+from editcredit.job_settings import EvalModelSettings
 from editcredit.sandbox.base import grade_selected
 
 #: Sandbox settings that change what a grading means (workers and docker mode do not).
@@ -108,104 +110,104 @@ def _tasks_of(plan: PlanSlice, tasks_path: str) -> dict[str, Task]:
 
 
 def journal_identity(
-    plan: PlanSlice, model_sha256: str, eval_cfg, agent_cfg, grading_cfg, sandbox_cfg, grader
+    plan: PlanSlice, model_sha256: str, settings: EvalModelSettings, grader: Mapping[str, Any]
 ) -> dict[str, Any]:
     """What an attempt of this slice means; ``grader`` is the grader's identity."""
-    faults = eval_cfg.get("faults", {})
+    ev, sandbox = settings.evaluation, settings.sandbox.to_dict()
     return {
         "model": plan.model,
         "evalset": plan.evalset,
         "slice_sha256": plan.sha256,
         "model_sha256": model_sha256,
-        "agent": dict(agent_cfg),
-        "grading": dict(grading_cfg),
-        "sandbox": {k: sandbox_cfg.get(k) for k in SANDBOX_IDENTITY_KEYS},
-        "limits": dict(eval_cfg["limits"]),
-        "seed": int(eval_cfg["seed"]),
-        "faults": dict(faults) if float(faults.get("rate", 0.0)) > 0 else None,
+        "agent": settings.agent.to_dict(),
+        "grading": settings.grading.to_dict(),
+        "sandbox": {k: sandbox.get(k) for k in SANDBOX_IDENTITY_KEYS},
+        "limits": ev.limits.to_dict(),
+        "seed": int(ev.seed),
+        "faults": ev.faults.to_dict() if float(ev.faults.rate) > 0 else None,
         "grader": dict(grader),
+        "generation": settings.generation.to_dict(),
     }
 
 
+@dataclass(frozen=True)
+class EvalModelJob:
+    """The files of one eval_model job (rule eval_model's wildcards, inputs and outputs)."""
+
+    model: str
+    evalset: str
+    plan: str  # results/eval/plan.parquet
+    model_dir: str  # the HF directory evaluated
+    tasks: str  # data/frozen/{suite}/tasks.parquet
+    slots: str  # results/eval/{model}/{evalset}/slots.parquet
+    predictions: str  # results/eval/{model}/{evalset}/predictions/
+
+
 def eval_model_job(
-    plan_path: str,
-    model: str,
-    evalset: str,
-    model_dir: str,
-    tasks_path: str,
-    eval_cfg: Mapping[str, Any],
-    agent_cfg: Mapping[str, Any],
-    grading_cfg: Mapping[str, Any],
-    sandbox_cfg: Mapping[str, Any],
-    out_slots: str,
-    out_predictions: str,
+    job: EvalModelJob,
+    settings: EvalModelSettings,
+    *,
     gpus: int,
     threads: int,
     config: Any,
-    generation: Mapping[str, Any] | None = None,
     make_sandbox: Callable[[], Any] | None = None,
     load_policy_fn: Callable[[], tuple[Any, Any]] | None = None,
 ) -> dict[str, Any]:
-    """Evaluate ``model`` on ``evalset`` as planned; write every slot file and the tables.
+    """Evaluate ``job.model`` on ``job.evalset`` as planned; write every slot file and the
+    tables. ``settings`` is what the job reads of the config (rule eval_model's params).
 
     ``make_sandbox`` and ``load_policy_fn`` replace the sandbox pool and the model loader
     (tests plant fakes there). The journal is the one of the slice's identity, which names
     the configured sandbox's grader (its image, code and versions; ``on_grader_change``
     decides what a journal of another grader means).
     """
+    model, evalset, model_dir = job.model, job.evalset, job.model_dir
     # a base is checked against its receipt (and the config's pin) before anything reads it
     models = config.get("models") if isinstance(config, Mapping) else None
     base_check = guard_base(model_dir, models)
-    plan = read_slice(plan_path, model, evalset)
+    plan = read_slice(job.plan, model, evalset)
     if Path(plan.first("model_dir")) != Path(model_dir):
-        raise PlanError(f"{plan_path}: {model} is planned from {plan.first('model_dir')}")
-    tasks = _tasks_of(plan, tasks_path)
+        raise PlanError(f"{job.plan}: {model} is planned from {plan.first('model_dir')}")
+    tasks = _tasks_of(plan, job.tasks)
     known = {str(model_dir): base_check["directory_sha256"]} if base_check else None
-    block = provenance([plan_path, tasks_path, model_dir], config, known)
+    block = provenance([job.plan, job.tasks, model_dir], config, known)
+    sandbox_cfg, agent_cfg = settings.sandbox.to_dict(), settings.agent.to_dict()
     grader = grader_identity(sandbox_cfg)
-    identity = journal_identity(
-        plan,
-        block["inputs"][str(model_dir)],
-        eval_cfg,
-        agent_cfg,
-        grading_cfg,
-        sandbox_cfg,
-        grader,
-    )
-    identity = {**identity, "generation": dict(generation or {})}
-    out_dir = Path(out_slots).parent
-    on_change = eval_cfg.get("on_grader_change", "new_journal")
-    journal = open_journal(out_dir / "attempts", identity, on_change)
+    identity = journal_identity(plan, block["inputs"][str(model_dir)], settings, grader)
+    out_dir = Path(job.slots).parent
+    ev = settings.evaluation
+    journal = open_journal(out_dir / "attempts", identity, ev.on_grader_change)
     key_dir = journal.dir
-    limits = Limits(**eval_cfg["limits"])
-    settings = SliceSettings(
+    limits = Limits(**ev.limits.to_dict())
+    slice_settings = SliceSettings(
         model=model,
         evalset=evalset,
         rollout=RolloutConfig.from_agent(agent_cfg),
         environment=environment_factory(agent_cfg, sandbox_cfg),
+        f_weight=float(settings.grading.f_weight),
+        g_weight=float(settings.grading.g_weight),
         limits=limits,
-        seed=int(eval_cfg["seed"]),
-        batch_size=int(eval_cfg["batch_size"]),
-        workers=int(sandbox_cfg["workers"]),
-        f_weight=float(grading_cfg["f_weight"]),
-        g_weight=float(grading_cfg["g_weight"]),
+        seed=int(ev.seed),
+        batch_size=int(ev.batch_size),
+        workers=int(settings.sandbox.workers),
     )
     sandbox = LazySandbox(make_sandbox or _pool_factory(sandbox_cfg))
-    faults = eval_cfg.get("faults", {})
+    faults = ev.faults
     graded = (
-        FaultySandbox(sandbox, float(faults["rate"]), int(faults["seed"]), faults["mode"])
-        if float(faults.get("rate", 0.0)) > 0
+        FaultySandbox(sandbox, float(faults.rate), int(faults.seed), faults.mode)
+        if float(faults.rate) > 0
         else sandbox
     )
+    generation = settings.generation.to_dict()
     loader = load_policy_fn or _policy_loader(model_dir, gpus, threads, generation)
     try:
         history, stats = run_slots(
-            plan.slots, tasks, settings, journal, graded, loader, key_dir / "trajectories"
+            plan.slots, tasks, slice_settings, journal, graded, loader, key_dir / "trajectories"
         )
     finally:
         sandbox.close()
     files = render(plan, history, limits, identity, journal.path.as_posix())
-    write_outputs(files, plan, block, out_dir, out_slots, out_predictions)
+    write_outputs(files, plan, block, out_dir, job.slots, job.predictions)
     summary = {"model": model, "evalset": evalset, "journal": journal.path.as_posix()}
     summary["grader"] = dict(grader)
     if base_check is not None:

@@ -45,12 +45,12 @@ class SliceSettings:
     evalset: str
     rollout: RolloutConfig
     environment: EnvironmentMaker
+    f_weight: float  # config grading.f_weight and grading.g_weight (METHOD §3)
+    g_weight: float
     limits: Limits = Limits()
     seed: int = 0
     batch_size: int = 128
     workers: int = 2
-    f_weight: float = 0.25
-    g_weight: float = 0.25
 
 
 @dataclass

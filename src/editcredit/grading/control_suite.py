@@ -18,6 +18,7 @@ def control_suite(
     per_task_dir: str | Path,
     summary_path: str | Path,
     sandbox_cfg: dict[str, Any],
+    grading_cfg: dict[str, Any],
     exclude_flagged: bool,
     config: dict[str, Any],
     pinned_sha256: str = "",
@@ -25,7 +26,10 @@ def control_suite(
     tasks = load_tasks(tasks_path, pinned_manifest_sha256=pinned_sha256)
     suite = tasks[0].suite if tasks else Path(tasks_path).parent.name
     with SandboxPool(sandbox_cfg["backend"], sandbox_cfg, int(sandbox_cfg["workers"])) as pool:
-        controls = pool.map(lambda box, t: run_controls(t, box), tasks, desc=f"controls {suite}")
+        f_weight, g_weight = float(grading_cfg["f_weight"]), float(grading_cfg["g_weight"])
+        controls = pool.map(
+            lambda box, t: run_controls(t, box, f_weight, g_weight), tasks, desc=f"controls {suite}"
+        )
     per_task_dir = Path(per_task_dir)
     staging = per_task_dir.with_name(per_task_dir.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)

@@ -23,16 +23,17 @@ def deviation(kind: str, report: GradingReport) -> str | None:
     return f"{kind}: scored {report.resolved}, expected {EXPECTED[kind]}"
 
 
-def run_controls(task: Task, sandbox: Sandbox) -> dict[str, Any]:
-    """Grade the gold patch and the base tree (no patch, tests run); flag deviations.
+def run_controls(task: Task, sandbox: Sandbox, f_weight: float, g_weight: float) -> dict[str, Any]:
+    """Grade the gold patch and the base tree (no patch, tests run); flag deviations. The
+    utility weights are config ``grading.f_weight`` and ``grading.g_weight`` (METHOD §3).
 
     The gold run is held to the task's whole-run limit only and records the task's gold-run
     times (``gold.sandbox.timings``: collection and per-test seconds, read back by
     :func:`editcredit.sandbox.limits.load_gold_times`); the empty control already runs under
     the per-test limits derived from them."""
     reports = {
-        "gold": judge_run(task, task.patch, sandbox.measure_gold(task)),
-        "empty": grade_tree(task, "", sandbox),
+        "gold": judge_run(task, task.patch, sandbox.measure_gold(task), f_weight, g_weight),
+        "empty": grade_tree(task, "", sandbox, f_weight, g_weight),
     }
     deviations = [d for kind, r in reports.items() if (d := deviation(kind, r))]
     return {

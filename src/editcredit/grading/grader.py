@@ -51,9 +51,10 @@ def is_empty_patch(patch: str) -> bool:
 
 
 def grade_patch(
-    task: Task, patch: str, sandbox: Sandbox, f_weight: float = 0.25, g_weight: float = 0.25
+    task: Task, patch: str, sandbox: Sandbox, f_weight: float, g_weight: float
 ) -> GradingReport:
-    """Empty patch: valid 0 without running anything. Otherwise run and judge."""
+    """Empty patch: valid 0 without running anything. Otherwise run and judge. The utility
+    weights are config ``grading.f_weight`` and ``grading.g_weight`` (METHOD §3)."""
     if is_empty_patch(patch):
         return GradingReport(
             **_identity(task, patch),
@@ -78,8 +79,8 @@ def grade_tree(
     task: Task,
     patch: str,
     sandbox: Sandbox,
-    f_weight: float = 0.25,
-    g_weight: float = 0.25,
+    f_weight: float,
+    g_weight: float,
     select: list[str] | None = None,
 ) -> GradingReport:
     """Run the tests on the task's tree with ``patch`` applied (an empty patch runs the base
@@ -89,10 +90,24 @@ def grade_tree(
     return judge_run(task, patch, run, f_weight, g_weight)
 
 
+def observe_tree(task: Task, patch: str, sandbox: Sandbox, select: list[str]) -> GradingReport:
+    """The agent's own test run (the minibugs ``run`` action on its visible tests): the
+    verdict and the per-test statuses, no training quantities (Y, F, G, U are None: nothing is
+    trained or scored on an observation, so it needs no utility weights)."""
+    return _judge(task, patch, grade_selected(sandbox, task, patch, select), None)
+
+
 def judge_run(
-    task: Task, patch: str, run: SandboxReport, f_weight: float = 0.25, g_weight: float = 0.25
+    task: Task, patch: str, run: SandboxReport, f_weight: float, g_weight: float
 ) -> GradingReport:
     """The grading report of a sandbox run of ``patch`` on ``task``."""
+    return _judge(task, patch, run, (f_weight, g_weight))
+
+
+def _judge(
+    task: Task, patch: str, run: SandboxReport, weights: tuple[float, float] | None
+) -> GradingReport:
+    """``judge_run``; ``weights`` None leaves the training quantities out."""
     base = _identity(task, patch)
     if not run.patch_applied:
         return GradingReport(
@@ -121,12 +136,12 @@ def judge_run(
             sandbox=run,
         )
     verdict = judge(task.FAIL_TO_PASS, task.PASS_TO_PASS, run.observations.items, evidence(run))
-    score = training_score(task.FAIL_TO_PASS, task.PASS_TO_PASS, verdict.tests, f_weight, g_weight)
-    if verdict.kind != "valid_1" and score.Y:  # every expected id passed, the run incomplete
-        score = replace(score, Y=0, U=score.U - 1)
-    Y, F, G, U = score.Y, score.F, score.G, score.U
-    if verdict.tampering:  # forged reports: no training quantity can be read from them
-        Y = F = G = U = None
+    Y = F = G = U = None
+    if weights is not None and not verdict.tampering:  # forged reports: nothing can be read
+        score = training_score(task.FAIL_TO_PASS, task.PASS_TO_PASS, verdict.tests, *weights)
+        if verdict.kind != "valid_1" and score.Y:  # every expected id passed, run incomplete
+            score = replace(score, Y=0, U=score.U - 1)
+        Y, F, G, U = score.Y, score.F, score.G, score.U
     reason = verdict.reason
     if run.dropped_paths:
         reason += f" (dropped changes to protected paths: {', '.join(run.dropped_paths)})"

@@ -27,8 +27,8 @@ def training_score(
     fail_to_pass: list[str],
     pass_to_pass: list[str],
     tests: dict[str, TestOutcome],
-    f_weight: float = 0.25,
-    g_weight: float = 0.25,
+    f_weight: float,
+    g_weight: float,
 ) -> TrainingScore:
     def passed(node_id: str) -> bool:
         outcome = tests.get(node_id)
@@ -40,7 +40,7 @@ def training_score(
     return TrainingScore(Y=y, F=f, G=g, U=utility(y, f, g, f_weight, g_weight))
 
 
-def utility(Y: float, F: float, G: float, f_weight: float = 0.25, g_weight: float = 0.25) -> float:
+def utility(Y: float, F: float, G: float, f_weight: float, g_weight: float) -> float:
     """Utility of one grading report: ``U = Y + f_weight*F - g_weight*G`` (METHOD §3).
 
     ``Y`` = resolved (0/1), ``F`` = fraction of FAIL_TO_PASS tests passing (in [0, 1]),

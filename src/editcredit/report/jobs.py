@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from editcredit.job_settings import TablesSettings
 from editcredit.report import figures
 from editcredit.report.paper import build_pdf
 from editcredit.report.tables import TableInputs, render_tables
@@ -16,53 +17,25 @@ __all__ = ["figures_job", "paper_job", "tables_job"]
 
 log = logging.getLogger(__name__)
 
+
 def tables_job(
+    inputs: TableInputs,
+    settings: TablesSettings,
     *,
-    controls: Sequence[str],
-    scores: Sequence[str],
-    comparisons: Sequence[str],
-    training: Sequence[str],
-    audits: Sequence[str],
-    benchmarks: Sequence[str],
-    benchmark_root: str,
     template_dir: str,
     out_dir: str,
-    main: str,
-    arm_order: Sequence[str],
-    run_order: Sequence[str],
-    gpus_by_rule: Mapping[str, int],
     config: Any,
-    segments: Sequence[str] = (),
-    budget: Mapping[str, Any] | None = None,
 ) -> dict[str, Path]:
-    """Rule render_tables: every ``paper/tables/*.tex``.
+    """Rule render_tables: every ``paper/tables/*.tex``; ``settings`` is the rule's params.
 
-    ``benchmarks`` are the Snakemake benchmark files of the jobs before the tables (the cost
-    table's rows), as the rule declares them (``cost_benchmarks`` in rules/common.smk): nothing
-    under ``benchmark_root`` that the DAG does not name is read.
+    ``inputs.benchmarks`` are the Snakemake benchmark files of the jobs before the tables (the
+    cost table's rows), as the rule declares them (``cost_benchmarks`` in rules/common.smk):
+    nothing under ``inputs.benchmark_root`` that the DAG does not name is read.
     """
-    inputs = TableInputs(
-        controls=controls,
-        scores=scores,
-        comparisons=comparisons,
-        training=training,
-        audits=audits,
-        benchmarks=sorted(Path(p) for p in benchmarks),
-        benchmark_root=benchmark_root,
-        segments=segments,
-        budget=dict(budget or {}),
-    )
     written = render_tables(
-        inputs,
-        template_dir=template_dir,
-        out_dir=out_dir,
-        main=main,
-        arm_order=arm_order,
-        run_order=run_order,
-        gpus_by_rule=gpus_by_rule,
-        config=config,
+        inputs, settings, template_dir=template_dir, out_dir=out_dir, config=config
     )
-    for rec in inputs.records(comparisons):
+    for rec in inputs.records(inputs.comparisons):
         log.info("%s", rec["gate"]["line"])
     return written
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from editcredit.audit.provenance import code_version, config_hash
+from editcredit.job_settings import TablesSettings
 from editcredit.layout import parse_audit_json
 from editcredit.report import context as ctx
 from editcredit.report.costs import cost_rows
@@ -61,7 +62,6 @@ class TableInputs:
     benchmarks: Sequence[str | Path] = ()
     benchmark_root: str | Path = "results/benchmarks"
     segments: Sequence[str | Path] = ()  # endpoint segment directories (budget ledgers)
-    budget: Mapping[str, Any] = field(default_factory=dict)  # config budgets.run
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def load(self, path: str | Path) -> Any:
@@ -109,27 +109,25 @@ def _audits(inputs: TableInputs) -> dict[tuple[str, int], Any]:
 
 def render_tables(
     inputs: TableInputs,
+    settings: TablesSettings,
     *,
     template_dir: str | Path,
     out_dir: str | Path,
-    main: str,
-    arm_order: Sequence[str],
-    run_order: Sequence[str],
-    gpus_by_rule: Mapping[str, int],
     config: Any,
 ) -> dict[str, Path]:
     """Render every table of :data:`TABLES` into ``out_dir``; returns name -> path.
 
     Args:
         inputs: the result files.
+        settings: the main comparison's name (config ``stats.main``), the arms in plan order
+            (row order of the scores table), the runs in plan order (row order of the audit
+            table), the GPUs each rule requests (GPU seconds of the cost table) and the run
+            budget (config ``budgets.run``).
         template_dir: ``paper/templates``.
         out_dir: ``paper/tables``.
-        main: the main comparison's name (config ``stats.main``).
-        arm_order: arms in plan order (row order of the scores table).
-        run_order: runs in plan order (row order of the audit table).
-        gpus_by_rule: GPUs each rule requests (GPU seconds of the cost table).
         config: the workflow config (its hash goes into every provenance line).
     """
+    main, arm_order, run_order = settings.main, settings.arm_order, settings.run_order
     env = make_env(template_dir)
     out_dir = Path(out_dir)
     comparisons = inputs.records(inputs.comparisons)
@@ -137,7 +135,7 @@ def render_tables(
     suites = inputs.records(inputs.controls)
     scores = inputs.records(inputs.scores)
     gate = next((c["gate"] for c in comparisons if c["comparison"] == main), None)
-    costs, total = cost_rows(inputs.benchmark_root, inputs.benchmarks, gpus_by_rule)
+    costs, total = cost_rows(inputs.benchmark_root, inputs.benchmarks, settings.gpus_by_rule)
     numbers = study_numbers(
         main=main,
         comparisons=comparisons,
@@ -176,7 +174,7 @@ def render_tables(
                 "rows": costs,
                 "total": total,
                 "arms": ctx.health_context(training),
-                "budgets": budget_rows(inputs.segments, inputs.budget),
+                "budgets": budget_rows(inputs.segments, settings.budget.to_dict()),
             },
             [*inputs.benchmarks, *inputs.training, *_ledgers(inputs.segments)],
         ),

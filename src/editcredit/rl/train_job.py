@@ -10,6 +10,8 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,7 @@ from editcredit.audit.base_pin import guard_base
 from editcredit.audit.identity import write_identity
 from editcredit.audit.provenance import atomic_write_text, write_result_json
 from editcredit.grading.grader_identity import grader_identity
+from editcredit.job_settings import ControlReplaySettings, SegmentSettings
 from editcredit.layout import control_run_name, parse_run
 from editcredit.policy.base_job import training_tasks
 from editcredit.policy.devices import bind_gpus
@@ -79,7 +82,7 @@ def check_storage(out_dir: str, start_model: str, min_free_gb: float, run: str) 
 
 def run_budget_guard(
     run: str,
-    budget: dict[str, Any] | None,
+    budget: Mapping[str, Any] | None,
     start_state: str | None,
     gpus: int,
     receipt_dir: str,
@@ -96,12 +99,15 @@ def run_budget_guard(
 
 
 def train_config(
-    training: dict[str, Any], agent: dict[str, Any], arm: str, seed: int
+    training: Mapping[str, Any], agent: Mapping[str, Any], arm: str, seed: int
 ) -> TrainConfig:
     """The run's config: ``training.grpo`` plus the agent's temperature, the arm and the seed."""
-    return TrainConfig.from_dict(
-        {**training["grpo"], "temperature": agent["temperature"], "arm": arm, "seed": seed}
-    )
+    return run_config(training["grpo"], agent["temperature"], arm, seed)
+
+
+def run_config(grpo: Mapping[str, Any], temperature: float, arm: str, seed: int) -> TrainConfig:
+    """``train_config`` from the GRPO settings and the agent's temperature."""
+    return TrainConfig.from_dict({**grpo, "temperature": temperature, "arm": arm, "seed": seed})
 
 
 def job_device(gpus: int, threads: int) -> torch.device:
@@ -113,52 +119,60 @@ def job_device(gpus: int, threads: int) -> torch.device:
 
 
 def rollout_worker_kwargs(
-    model_dir, agent, reward, grading, sandbox, device, generation
+    model_dir: str, settings: SegmentSettings | ControlReplaySettings, device
 ) -> dict[str, Any]:
-    """The settings every rollout worker of a job is built from."""
+    """The settings every rollout worker of a job is built from (plain mappings: a worker may
+    be a Ray actor)."""
     return {
         "model_dir": model_dir,
-        "agent_cfg": agent,
-        "reward_cfg": reward,
-        "grading_cfg": grading,
-        "sandbox_cfg": sandbox,
+        "agent_cfg": settings.agent.to_dict(),
+        "reward_cfg": settings.reward.to_dict(),
+        "grading_cfg": settings.grading.to_dict(),
+        "sandbox_cfg": settings.sandbox.to_dict(),
         "threads": 1,
         "device": str(device),
-        "generation": generation,
+        "generation": settings.generation.to_dict(),
     }
 
 
+@dataclass(frozen=True)
+class SegmentJob:
+    """The files of one train_segment job (rule train_segment's wildcards, inputs, output)."""
+
+    run: str  # {arm}-s{seed}
+    step: int  # the segment's last step
+    previous: str  # the previous segment's directory, or the base model's at the first
+    tasks: str  # data/frozen/{suite}/tasks.parquet
+    controls: str | None  # results/controls/{suite}/summary.json
+    out_dir: str  # runs/{run}/step_{step}
+
+
 def train_segment_job(
+    job: SegmentJob,
+    settings: SegmentSettings,
     *,
-    run: str,
-    step: int,
-    previous: str,
-    tasks_path: str,
-    controls_path: str | None,
-    out_dir: str,
-    training: dict[str, Any],
-    agent: dict[str, Any],
-    reward: dict[str, Any],
-    grading: dict[str, Any],
-    sandbox: dict[str, Any],
     gpus: int,
     threads: int,
     config: dict[str, Any],
-    generation: dict[str, Any] | None = None,
+    budget: Mapping[str, Any] | None = None,
     gate_dir: str = "logs/gates",
-    budget: dict[str, Any] | None = None,
     budget_dir: str = "logs/budgets",
 ) -> dict[str, Any]:
+    """Rule train_segment: k GRPO steps of ``job.run`` from ``job.previous``. ``settings`` is
+    what the job reads of the config (the rule's params); ``budget`` is config ``budgets.run``
+    (read at job start, not a param: a changed cap does not rerun finished segments)."""
+    run, step, previous, out_dir = job.run, job.step, job.previous, job.out_dir
+    tasks_path, controls_path = job.tasks, job.controls
     name = parse_run(run)
-    cfg = train_config(training, agent, name.arm, name.seed)
-    k = int(training["segment_steps"])
+    cfg = run_config(settings.grpo, settings.agent.temperature, name.arm, name.seed)
+    k = int(settings.segment_steps)
     # the previous segment's directory, or the base model's at step 0
     start_state = previous if step > k else None
     start_model = str(Path(previous) / "model") if start_state else previous
     # a base is checked against its receipt (and the config's pin) before anything reads it
     base_check = None if start_state else guard_base(start_model, config.get("models"))
     device = job_device(gpus, threads)
-    quarantine = dict(training.get("quarantine") or {})
+    quarantine = dict(settings.quarantine or {})
     pool = training_tasks(tasks_path, controls_path, quarantine)
     spec = SegmentSpec(
         run=run,
@@ -169,17 +183,14 @@ def train_segment_job(
         out_dir=Path(out_dir),
     )
     print(f"{run}: steps {step - k + 1}..{step} on {device}, {len(pool)} training tasks")
-    worker_kwargs = rollout_worker_kwargs(
-        start_model, agent, reward, grading, sandbox, device, generation
-    )
-    storage = check_storage(
-        out_dir, start_model, float(training["health"]["min_free_disk_gb"]), run
-    )
+    worker_kwargs = rollout_worker_kwargs(start_model, settings, device)
+    storage = check_storage(out_dir, start_model, float(settings.health.min_free_disk_gb), run)
     guard = run_budget_guard(run, budget, start_state, gpus, budget_dir)
-    grader = grader_identity(sandbox)
-    workers = make_workers(training["ray"], worker_kwargs)
+    grader = grader_identity(worker_kwargs["sandbox_cfg"])
+    workers = make_workers(settings.ray.to_dict(), worker_kwargs)
+    health = settings.health.to_dict()
     try:
-        receipt = train_segment(spec, cfg, pool, workers, training["health"], device, budget=guard)
+        receipt = train_segment(spec, cfg, pool, workers, health, device, budget=guard)
         receipt["workers"] = workers.describe()
     except UpdateGateFailed as failed:
         path = _gate_receipt(gate_dir, run, failed.record)
@@ -205,39 +216,41 @@ def train_segment_job(
     return receipt
 
 
+@dataclass(frozen=True)
+class ControlReplayJob:
+    """The files of one control_replay job (rule control_replay's wildcard, inputs, output)."""
+
+    seed: int
+    base_model: str  # the base model's HF directory
+    tasks: str  # data/frozen/{suite}/tasks.parquet
+    controls: str | None  # results/controls/{suite}/summary.json
+    out: str  # results/training/control/s{seed}.parquet (its receipt beside it)
+
+
 def control_replay_job(
+    job: ControlReplayJob,
+    settings: ControlReplaySettings,
     *,
-    seed: int,
-    base_model: str,
-    tasks_path: str,
-    controls_path: str | None,
-    out: str,
-    training: dict[str, Any],
-    agent: dict[str, Any],
-    reward: dict[str, Any],
-    grading: dict[str, Any],
-    sandbox: dict[str, Any],
     gpus: int,
     threads: int,
     config: dict[str, Any],
-    generation: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Rule control_replay: the base policy on seed ``seed``'s draws of steps 1..endpoint
-    (``rl.control``); writes the rollouts (``out``) and a receipt beside them."""
-    cfg = train_config(training, agent, "O", int(seed))
-    steps = int(training["endpoint_step"])
+    """Rule control_replay: the base policy on seed ``job.seed``'s draws of steps 1..endpoint
+    (``rl.control``); writes the rollouts (``job.out``) and a receipt beside them."""
+    seed, base_model, out = int(job.seed), job.base_model, job.out
+    tasks_path, controls_path = job.tasks, job.controls
+    cfg = run_config(settings.grpo, settings.agent.temperature, "O", seed)
+    steps = int(settings.endpoint_step)
     base_check = guard_base(base_model, config.get("models"))
     device = job_device(gpus, threads)
-    quarantine = dict(training.get("quarantine") or {})
+    quarantine = dict(settings.quarantine or {})
     pool = training_tasks(tasks_path, controls_path, quarantine)
     run = control_run_name(int(seed))
     print(f"{run}: the base policy on steps 1..{steps} on {device}, {len(pool)} training tasks")
-    worker_kwargs = rollout_worker_kwargs(
-        base_model, agent, reward, grading, sandbox, device, generation
-    )
+    worker_kwargs = rollout_worker_kwargs(base_model, settings, device)
     started = time.monotonic()
-    grader = grader_identity(sandbox)
-    workers = make_workers(training["ray"], worker_kwargs)
+    grader = grader_identity(worker_kwargs["sandbox_cfg"])
+    workers = make_workers(settings.ray.to_dict(), worker_kwargs)
     try:
         rows = replay_control(cfg, steps, pool, workers)
         where = workers.describe()
