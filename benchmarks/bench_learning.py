@@ -29,7 +29,14 @@ import pandas as pd
 import yaml
 
 from editcredit.config import load_config
-from editcredit.rl.train_job import control_replay_job, train_segment_job
+from editcredit.job_settings import ControlReplaySettings, SegmentSettings
+from editcredit.rl.train_job import (
+    ControlReplayJob,
+    SegmentJob,
+    control_replay_job,
+    train_segment_job,
+)
+from editcredit.settings import Settings
 from editcredit.stats.learning import learning_vs_control
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -81,22 +88,13 @@ def main() -> None:
     config = load_config(ROOT / "config" / "config.yaml")
     for item in args.set:
         set_value(config, item)
-    training = copy.deepcopy(config["training"])
+    training = config["training"]
     training.update(endpoint_step=args.steps, segment_steps=args.steps)
     training["grpo"].update(tasks_per_step=args.tasks, group_size=args.group)
     suite = training["suite"]
-    common = dict(
-        tasks_path=str(ROOT / "data" / "frozen" / suite / "tasks.parquet"),
-        controls_path=str(ROOT / "results" / "controls" / suite / "summary.json"),
-        agent=config["agent"],
-        reward=config["reward"],
-        grading=config["grading"],
-        sandbox=config["sandbox"],
-        gpus=args.gpus,
-        threads=args.threads,
-        config=config,
-        generation=config["generation"],
-    )
+    tasks = str(ROOT / "data" / "frozen" / suite / "tasks.parquet")
+    controls = str(ROOT / "results" / "controls" / suite / "summary.json")
+    run_kw = dict(gpus=args.gpus, threads=args.threads, config=config)
     base = str(ROOT / "models" / "base" / training["model"])
     settings = json.dumps({"set": args.set, "grpo": training["grpo"]}, sort_keys=True)
     tag = hashlib.sha256(settings.encode()).hexdigest()[:10]
@@ -108,30 +106,28 @@ def main() -> None:
         shutil.copyfile(args.control, control_file)  # the draws do not depend on the update
     work = []
     if not control_file.exists():
-        work.append(
-            (control_replay_job, dict(seed=args.seed, base_model=base, out=str(control_file)))
-        )
+        job = ControlReplayJob(args.seed, base, tasks, controls, str(control_file))
+        replay = ControlReplaySettings.from_settings(Settings.from_config(config))
+        work.append((control_replay_job, (job, replay), run_kw))
     segments = {}
     for lr in args.lrs:
-        run_training = copy.deepcopy(training)
-        run_training["grpo"]["lr"] = lr
+        run_config = copy.deepcopy(config)
+        run_config["training"]["grpo"]["lr"] = lr
         seg = out / f"lr{lr:g}" / f"step_{args.steps}"
         segments[lr] = seg
         if not (seg / "rollouts.parquet").exists():
-            job = dict(run=f"O-s{args.seed}", step=args.steps, previous=base, out_dir=str(seg))
-            job.update(training=run_training, gate_dir=str(out / "gates"))
-            work.append((train_segment_job, job))
-    for item in work:
-        item[1].setdefault("training", training)
-        item[1].update(common)
+            job = SegmentJob(f"O-s{args.seed}", args.steps, base, tasks, controls, str(seg))
+            segment = SegmentSettings.from_settings(Settings.from_config(run_config))
+            kw = {**run_kw, "gate_dir": str(out / "gates")}
+            work.append((train_segment_job, (job, segment), kw))
     if args.jobs > 1:
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(args.jobs, mp_context=context) as pool:
-            for future in [pool.submit(fn, **kw) for fn, kw in work]:
+            for future in [pool.submit(fn, *a, **kw) for fn, a, kw in work]:
                 future.result()
     else:
-        for fn, kw in work:
-            fn(**kw)
+        for fn, a, kw in work:
+            fn(*a, **kw)
     control = pd.read_parquet(control_file)
     rows = []
     for lr, seg in segments.items():

@@ -20,7 +20,9 @@ from pathlib import Path
 import pandas as pd
 
 from editcredit.config import load_config
-from editcredit.rl.train_job import train_segment_job
+from editcredit.job_settings import SegmentSettings
+from editcredit.rl.train_job import SegmentJob, train_segment_job
+from editcredit.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -31,24 +33,25 @@ def main() -> None:
     ap.add_argument("--arms", default="O,B,M,E")
     args = ap.parse_args()
     config = load_config(ROOT / "config" / "config.yaml")
-    training = {**config["training"], "segment_steps": args.steps}
+    config["training"]["segment_steps"] = args.steps
+    training = config["training"]
     suite = training["suite"]
+    settings = SegmentSettings.from_settings(Settings.from_config(config))
     out: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for arm in args.arms.split(","):
             step_dir = Path(tmp) / arm / f"step_{args.steps}"
-            receipt = train_segment_job(
+            job = SegmentJob(
                 run=f"{arm}-s42",
                 step=args.steps,
                 previous=str(ROOT / "models" / "base" / training["model"]),
-                tasks_path=str(ROOT / "data" / "frozen" / suite / "tasks.parquet"),
-                controls_path=str(ROOT / "results" / "controls" / suite / "summary.json"),
+                tasks=str(ROOT / "data" / "frozen" / suite / "tasks.parquet"),
+                controls=str(ROOT / "results" / "controls" / suite / "summary.json"),
                 out_dir=str(step_dir),
-                training=training,
-                agent=config["agent"],
-                reward=config["reward"],
-                grading=config["grading"],
-                sandbox=config["sandbox"],
+            )
+            receipt = train_segment_job(
+                job,
+                settings,
                 gpus=0,
                 threads=2,
                 config=config,
