@@ -65,6 +65,7 @@ def test_the_script_rebuilds_the_record_the_rule_passed(record):
 
 
 def test_the_eval_record_carries_the_sections_the_journal_identity_hashes_unchanged():
+    """An evaluation journal recorded before the record existed keeps its identity."""
     config = job_config()
     settings = job_settings(EvalModelSettings)
     assert settings.agent.to_dict() == config["agent"]
@@ -72,6 +73,15 @@ def test_the_eval_record_carries_the_sections_the_journal_identity_hashes_unchan
     assert settings.sandbox.to_dict() == config["sandbox"]
     assert settings.generation.to_dict() == config["generation"]
     assert settings.evaluation.limits.to_dict() == config["evaluation"]["limits"]
+
+
+def test_the_segment_record_gives_the_workers_the_sections_as_configured():
+    config = job_config()
+    settings = job_settings(SegmentSettings)
+    assert settings.reward.to_dict() == config["reward"]
+    assert settings.ray.to_dict() == config["training"]["ray"]
+    assert settings.health.to_dict() == config["training"]["health"]
+    assert settings.grpo == config["training"]["grpo"]
 
 
 def test_a_bad_param_is_refused_naming_its_key():
