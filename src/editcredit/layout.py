@@ -96,6 +96,8 @@ def base_model_dir(model: str) -> str:
 
 # --- training ---------------------------------------------------------------------------------
 
+RUNS = "runs"
+"""Where every training run's segments go (the forecast reads the free space there)."""
 SEGMENT = "runs/{run}/step_{step}"
 """A training segment's directory (model, optimiser state, rollouts, metrics)."""
 CONTROL_REPLAY = "results/training/control/s{seed}.parquet"
@@ -123,6 +125,35 @@ def parse_segment_dir(path: str | Path) -> tuple[str, int]:
 def control_replay(seed: int) -> str:
     """The no-learning control of a training seed (the base policy on the seed's draws)."""
     return CONTROL_REPLAY.format(seed=int(seed))
+
+
+PRUNED = "runs/{run}/pruned/step_{step}.json"
+"""What retention (``training.keep_checkpoints``) removed from a segment (rule prune_segment)."""
+
+
+def pruned_record(run: str, step: int) -> str:
+    return PRUNED.format(run=run, step=int(step))
+
+
+# --- storage ----------------------------------------------------------------------------------
+
+STORAGE_RECEIPT = "logs/storage/{job}/{attempt}.json"
+"""The receipt of a job stopped by the storage monitor; ``{attempt}`` counts 1, 2, ... and an
+earlier receipt is never overwritten."""
+
+
+def train_job(run: str, step: int) -> str:
+    """The name of a training segment's job in receipts: ``train_segment/M-s42/step_4``."""
+    return f"train_segment/{run}/step_{int(step)}"
+
+
+def eval_job(model: str, evalset: str) -> str:
+    """The name of an evaluation job in receipts: ``eval_model/base/holdout``."""
+    return f"eval_model/{model}/{evalset}"
+
+
+def storage_receipt(job: str, attempt: int) -> str:
+    return STORAGE_RECEIPT.format(job=job, attempt=int(attempt))
 
 
 # --- audits -----------------------------------------------------------------------------------

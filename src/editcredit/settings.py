@@ -281,6 +281,7 @@ class HealthSettings(Section):
     availability_window: int
     min_availability: float
     min_free_disk_gb: float
+    min_free_inodes: int
 
 
 @dataclass(frozen=True)
@@ -297,6 +298,7 @@ class TrainingSettings(Section):
     plan: dict[str, list[int]]
     endpoint_step: int
     segment_steps: int
+    keep_checkpoints: int
     gpu: int
     ray: RaySettings
     grpo: dict[str, Any]

@@ -39,7 +39,9 @@ from editcredit.evaluation.sandboxes import FaultySandbox
 from editcredit.evaluation.scoring import scores_record
 from editcredit.evaluation.slots import TaskSlots, slot_record, slots_rows, write_slots_parquet
 from editcredit.grading.grader_identity import grader_identity
+from editcredit.layout import eval_job
 from editcredit.sandbox.base import grade_selected
+from editcredit.storage.monitor import Floor, StorageMonitor, existing_parent
 
 #: Sandbox settings that change what a grading means (workers and docker mode do not).
 SANDBOX_IDENTITY_KEYS = (
@@ -145,8 +147,15 @@ def eval_model_job(
     generation: Mapping[str, Any] | None = None,
     make_sandbox: Callable[[], Any] | None = None,
     load_policy_fn: Callable[[], tuple[Any, Any]] | None = None,
+    storage: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Evaluate ``model`` on ``evalset`` as planned; write every slot file and the tables.
+
+    ``storage`` is the floor of config ``training.health`` (``min_free_disk_gb``,
+    ``min_free_inodes``): the free disk and inodes of the output's file system are read before
+    each round and each generation batch, and below it the job stops with a receipt under
+    ``logs/storage/eval_model/{model}/{evalset}/`` before writing any declared output (the
+    journal keeps the attempts made, for the next run).
 
     ``make_sandbox`` and ``load_policy_fn`` replace the sandbox pool and the model loader
     (tests plant fakes there). The journal is the one of the slice's identity, which names
@@ -198,9 +207,21 @@ def eval_model_job(
         else sandbox
     )
     loader = load_policy_fn or _policy_loader(model_dir, gpus, threads, generation)
+    monitor = (
+        StorageMonitor(existing_parent(out_dir), Floor.from_health(storage), eval_job(model, evalset))
+        if storage is not None
+        else None
+    )
     try:
         history, stats = run_slots(
-            plan.slots, tasks, settings, journal, graded, loader, key_dir / "trajectories"
+            plan.slots,
+            tasks,
+            settings,
+            journal,
+            graded,
+            loader,
+            key_dir / "trajectories",
+            before_batch=monitor.check if monitor else None,
         )
     finally:
         sandbox.close()

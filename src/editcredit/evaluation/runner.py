@@ -96,11 +96,14 @@ def run_slots(
     load_policy: Callable[[], tuple[Any, Any]],
     trajectory_dir: str | Path,
     log: Callable[[str], None] = print,
+    before_batch: Callable[[str], Any] | None = None,
 ) -> tuple[dict[Slot, list[Attempt]], RunStats]:
     """Attempt every slot until final; return each slot's attempts (old and new) and stats.
 
     ``load_policy()`` returns ``(generator, chat)``; it is called only when a generation is
     needed (a rerun with every slot decided loads no model). ``sandbox`` needs ``grade``.
+    ``before_batch(where)`` runs before each round and each generation batch (the storage
+    monitor: it raises to stop the job; journaled attempts stay for the next run).
     """
     start = time.monotonic()
     stats = RunStats()
@@ -163,6 +166,8 @@ def run_slots(
         stats.rounds += 1
         if stats.rounds > limit_rounds:  # pragma: no cover - the ledger is finite
             raise RuntimeError(f"evaluation did not settle after {limit_rounds} rounds")
+        if before_batch is not None:
+            before_batch(f"before round {stats.rounds}")
         log(f"round {stats.rounds}: {len(gens)} generation(s), {len(grades)} grading(s) pending")
         with ThreadPoolExecutor(settings.workers, thread_name_prefix="grade") as pool:
             futures: list[Future] = [pool.submit(grade_one, s, d) for s, d in grades]
@@ -170,6 +175,8 @@ def run_slots(
                 policy.append(load_policy())
                 stats.policy_loaded = True
             for number, batch in enumerate(_chunks(gens, settings.batch_size), start=1):
+                if before_batch is not None:
+                    before_batch(f"before round {stats.rounds} batch {number}")
                 clock = time.monotonic()
                 attempts = generate_batch(
                     batch,

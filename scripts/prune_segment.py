@@ -1,0 +1,18 @@
+"""Rule prune_segment: remove a segment's model and optimiser files, recording what went."""
+
+from editcredit.storage.retention import prune_segment
+from editcredit.workflow import logged
+
+sm = snakemake  # noqa: F821 - injected by Snakemake
+with logged(sm.log[0]):
+    record = prune_segment(
+        sm.input.segment,
+        sm.output[0],
+        {
+            "run": sm.wildcards.run,
+            "step": int(sm.wildcards.step),
+            "keep_checkpoints": int(sm.params.keep),
+            "next_segment": sm.input.next,
+        },
+    )
+    print(f"{sm.input.segment}: removed {len(record['removed'])} file(s), {record['bytes_freed']} bytes")
