@@ -209,7 +209,7 @@ def pruned_steps():
 
 
 def pruned_records():
-    """What rule all asks of retention: one record per pruned segment of every run."""
+    """The retention records the default target asks for: one per pruned segment of each run."""
     return [layout.pruned_record(r, n) for r in run_names() for n in pruned_steps()]
 
 
@@ -218,7 +218,9 @@ def prune_inputs(wildcards):
     it then) and the audits that read its model (its own and the next segment's)."""
     step = int(wildcards.step)
     if step not in pruned_steps():
-        raise ValueError(f"step {step} of {wildcards.run} is kept (training.keep_checkpoints)")
+        raise ValueError(
+            f"step {step} of {wildcards.run} is kept (training.keep_checkpoints)"
+        )
     after = step + SETTINGS.training.segment_steps
     return {
         "segment": layout.segment_dir(wildcards.run, step),
@@ -235,7 +237,9 @@ def storage_forecast():
         runs=run_names(),
         segment_ends=segment_ends(),
         pruned=pruned_steps(),
-        eval_jobs=[(m, e) for m in eval_model_specs() for e in SETTINGS.evaluation.evalsets],
+        eval_jobs=[
+            (m, e) for m in eval_model_specs() for e in SETTINGS.evaluation.evalsets
+        ],
     )
     return study_forecast(SETTINGS, facts, Path("."))
 

@@ -12,8 +12,8 @@ rule prune_segment:
         "logs/prune_segment/{run}/step_{step}.log",
     benchmark:
         "results/benchmarks/prune_segment/{run}/step_{step}.tsv"
-    localrule: True
     priority: 50
+    localrule: True
     conda:
         "../envs/editcredit.yaml"
     resources:

@@ -15,4 +15,5 @@ with logged(sm.log[0]):
             "next_segment": sm.input.next,
         },
     )
-    print(f"{sm.input.segment}: removed {len(record['removed'])} file(s), {record['bytes_freed']} bytes")
+    removed, freed = len(record["removed"]), record["bytes_freed"]
+    print(f"{sm.input.segment}: removed {removed} file(s), {freed} bytes")

@@ -208,7 +208,9 @@ def eval_model_job(
     )
     loader = load_policy_fn or _policy_loader(model_dir, gpus, threads, generation)
     monitor = (
-        StorageMonitor(existing_parent(out_dir), Floor.from_health(storage), eval_job(model, evalset))
+        StorageMonitor(
+            existing_parent(out_dir), Floor.from_health(storage), eval_job(model, evalset)
+        )
         if storage is not None
         else None
     )
