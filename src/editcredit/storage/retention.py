@@ -21,6 +21,7 @@ from typing import Any
 
 from editcredit.audit.identity import RECEIPT
 from editcredit.audit.provenance import atomic_write_text
+from editcredit.layout import PRUNED
 
 PRUNED_GLOBS = ("model/*.safetensors", "model/model.safetensors.index.json", "state/optimizer.pt")
 """The large files of a segment that retention removes (weights, shard index, optimiser)."""
@@ -46,7 +47,12 @@ def pruned_steps(ends: Sequence[int], keep: int, protect: Iterable[int] = ()) ->
 
 
 class PruneError(RuntimeError):
-    """A segment cannot be pruned (no identity receipt to record the removed files by)."""
+    """A segment cannot be pruned (no identity receipt to record the removed files by), or a
+    retention record cannot be read (``path``)."""
+
+    def __init__(self, message: str, path: Path | None = None) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 def prunable_files(segment: Path) -> list[Path]:
@@ -96,3 +102,21 @@ class _writable:
 
     def __exit__(self, *exc: object) -> None:
         os.chmod(self.directory, self.mode)
+
+
+def removed_files(root: str | Path) -> dict[Path, str]:
+    """Every file retention removed under ``root`` (its ``runs/{run}/pruned/step_{N}.json``
+    records): absolute path -> SHA256 from the segment's identity receipt."""
+    root = Path(os.path.abspath(root))
+    out = {}
+    for record_path in sorted(root.glob(PRUNED.format(run="*", step="*"))):
+        try:
+            record = json.loads(record_path.read_text(encoding="utf-8"))
+            segment = root / record["segment"]
+            for r in record["removed"]:
+                out[Path(os.path.normpath(segment / r["path"]))] = r["sha256"]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise PruneError(
+                f"{record_path}: not a readable retention record ({exc!r})", record_path
+            ) from None
+    return out
