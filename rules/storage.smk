@@ -19,7 +19,5 @@ rule prune_segment:
     resources:
         gpu=0,
         mem_mb=mem_mb("prune_segment", 500),
-    params:
-        keep=config["training"]["keep_checkpoints"],
     script:
         "../scripts/prune_segment.py"

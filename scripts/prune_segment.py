@@ -11,7 +11,8 @@ with logged(sm.log[0]):
         {
             "run": sm.wildcards.run,
             "step": int(sm.wildcards.step),
-            "keep_checkpoints": int(sm.params.keep),
+            # from the config, not params: a new k reruns no earlier prune (it keeps its record)
+            "keep_checkpoints": int(sm.config["training"]["keep_checkpoints"]),
             "next_segment": sm.input.next,
         },
     )

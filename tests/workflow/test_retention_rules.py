@@ -160,6 +160,16 @@ def test_retention_prunes_one_segment_and_leaves_nothing_to_do(workdir):
     end = smk(workdir, "-n", "runs/O-s1/step_3", "results/audits/O-s1/step_2.json")
     assert "Nothing to be done" in end.stdout + end.stderr, end.stdout
 
+    # a new k prunes what it newly drops and redoes nothing: not step 1's prune, no training
+    cfg = yaml.safe_load((workdir / "config/config.yaml").read_text())
+    cfg["training"]["keep_checkpoints"] = 3
+    (workdir / "config/config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    three = smk(workdir, "-n")
+    assert three.returncode == 0, three.stderr[-3000:]
+    assert _jobs(three) == {"prune_segment": 1, "all": 1}, three.stdout
+    assert "runs/O-s1/pruned/step_2.json" in three.stdout
+    assert "output: runs/O-s1/pruned/step_1.json" not in three.stdout
+
 
 def test_keep_all_asks_for_no_pruning(workdir):
     cfg = yaml.safe_load((workdir / "config/config.yaml").read_text())
