@@ -39,6 +39,8 @@ from editcredit.evaluation.sandboxes import FaultySandbox
 from editcredit.evaluation.scoring import scores_record
 from editcredit.evaluation.slots import TaskSlots, slot_record, slots_rows, write_slots_parquet
 from editcredit.grading.grader_identity import grader_identity
+from editcredit.layout import eval_scope
+from editcredit.protocol.budget import job_guard
 from editcredit.sandbox.base import grade_selected
 
 #: Sandbox settings that change what a grading means (workers and docker mode do not).
@@ -145,8 +147,15 @@ def eval_model_job(
     generation: Mapping[str, Any] | None = None,
     make_sandbox: Callable[[], Any] | None = None,
     load_policy_fn: Callable[[], tuple[Any, Any]] | None = None,
+    budget: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Evaluate ``model`` on ``evalset`` as planned; write every slot file and the tables.
+
+    ``budget`` (config ``budgets.evaluation``) caps this (model, eval set): its generation
+    batches, tokens, gradings, GPU hours and wall time, earlier attempts of its journal
+    included; a cap the next batch or grading would cross stops the job with a receipt under
+    ``logs/budgets/`` before any slot file or table is written. The spend is in the summary
+    (``budget``) appended to the journal's ``runs.jsonl``.
 
     ``make_sandbox`` and ``load_policy_fn`` replace the sandbox pool and the model loader
     (tests plant fakes there). The journal is the one of the slice's identity, which names
@@ -198,9 +207,19 @@ def eval_model_job(
         else sandbox
     )
     loader = load_policy_fn or _policy_loader(model_dir, gpus, threads, generation)
+    guard = job_guard(
+        eval_scope(model, evalset), budget, "config budgets.evaluation", gpus=int(gpus)
+    )
     try:
         history, stats = run_slots(
-            plan.slots, tasks, settings, journal, graded, loader, key_dir / "trajectories"
+            plan.slots,
+            tasks,
+            settings,
+            journal,
+            graded,
+            loader,
+            key_dir / "trajectories",
+            budget=guard,
         )
     finally:
         sandbox.close()
@@ -211,6 +230,7 @@ def eval_model_job(
     if base_check is not None:
         summary["base_check"] = base_check
     summary.update(stats.to_dict())
+    summary["budget"] = guard.ledger()
     if isinstance(graded, FaultySandbox):
         summary["faults"] = {"injected": graded.injected, "passed": graded.passed}
     _append_run_log(key_dir / "runs.jsonl", summary)
