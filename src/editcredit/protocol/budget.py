@@ -197,10 +197,12 @@ class BudgetGuard:
             return self.shared.total()
         return dict(self.spent), self.infra_failures
 
-    def projected(self, unit: str = STEP) -> dict[str, float]:
-        """Spent so far plus one more unit as large as the largest of its kind (steps: +1,
-        except for a grading)."""
-        spent, _ = self.counted()
+    def projected(
+        self, unit: str = STEP, spent: Mapping[str, float] | None = None
+    ) -> dict[str, float]:
+        """Spent so far (``spent``, else :meth:`counted`) plus one more unit as large as the
+        largest of its kind (steps: +1, except for a grading)."""
+        spent = spent if spent is not None else self.counted()[0]
         step = {**zero_cost(), **self.largest.get(unit, {}), "steps": _steps_of(unit)}
         return {k: spent[k] + step[k] for k in COST_KEYS}
 
@@ -211,7 +213,7 @@ class BudgetGuard:
             if self._stopped is not None:
                 raise BudgetExceeded(*self._stopped)
             spent, _ = self.counted()
-            projected = self.projected(unit)
+            projected = self.projected(unit, spent)
             crossed = {
                 k: {"cap": cap, "spent": spent[k], "projected": projected[k]}
                 for k, cap in self.budget.capped().items()
