@@ -204,6 +204,14 @@ def parse_eval_slots(path: str | Path) -> tuple[str, str]:
 # --- the stop-or-continue study (METHOD §12) --------------------------------------------------
 
 PROTOCOL_RECEIPT = "logs/protocols/{study}.json"
+BUDGET_DIR = "logs/budgets"
+"""Receipts of jobs a budget cap stopped (``{scope}-{time}-{pid}.json``), the study ledgers and
+the spend records of jobs whose outputs carry no ledger (METHOD §11)."""
+STUDY_LEDGER = "logs/budgets/{study}.ledger.jsonl"
+"""A study's spend, one line per unit of work of any of its jobs, appended under a file lock."""
+SPEND_RECORDS = "logs/budgets/spend"
+"""The spend record of each attempt of a job whose output may hold no wall-clock figure (the
+base model: its receipt is a function of config and data)."""
 STOP_CHECKPOINTS = "results/stop/{model}/checkpoints.parquet"
 STOP_CHECKPOINTS_RECEIPT = "results/stop/{model}/checkpoints.json"
 STOP_SCORES = "results/stop/scores.parquet"
@@ -215,6 +223,20 @@ STOP_FIGURE = "paper/figures/stop_curve.{ext}"
 
 def protocol_receipt(study: str) -> str:
     return PROTOCOL_RECEIPT.format(study=study)
+
+
+def base_scope(model: str) -> str:
+    """``base_model-{model}``: the budget scope of a trained base model (receipt names)."""
+    return f"base_model-{model}"
+
+
+def eval_scope(model: str, evalset: str) -> str:
+    """``eval-{model}-{evalset}``: the budget scope of one eval_model job (receipt names)."""
+    return f"eval-{model}-{evalset}"
+
+
+def study_ledger(study: str) -> str:
+    return STUDY_LEDGER.format(study=study)
 
 
 def stop_checkpoints(model: str) -> str:

@@ -418,7 +418,8 @@ class StatsSettings(Section):
 
 @dataclass(frozen=True)
 class BudgetCaps(Section):
-    """``budgets.run`` or ``budgets.studies.<study>``: caps declared before a job (0 = none)."""
+    """``budgets.run``, ``.evaluation``, ``.base_model`` or ``.studies.<study>``: caps declared
+    before a job (0 = none)."""
 
     steps: float
     tokens: float
@@ -429,9 +430,12 @@ class BudgetCaps(Section):
 
 @dataclass(frozen=True)
 class BudgetSettings(Section):
-    """``budgets``: the caps of each training run and of each pre-registered study (METHOD §11)."""
+    """``budgets``: the caps of each training run (and control replay), each evaluation job,
+    each trained base model and each pre-registered study (METHOD §11)."""
 
     run: BudgetCaps
+    evaluation: BudgetCaps
+    base_model: BudgetCaps
     studies: dict[str, BudgetCaps]
 
 

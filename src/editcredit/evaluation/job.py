@@ -39,7 +39,8 @@ from editcredit.evaluation.sandboxes import FaultySandbox
 from editcredit.evaluation.scoring import scores_record
 from editcredit.evaluation.slots import TaskSlots, slot_record, slots_rows, write_slots_parquet
 from editcredit.grading.grader_identity import grader_identity
-from editcredit.layout import eval_job
+from editcredit.layout import eval_job, eval_scope
+from editcredit.protocol.budget import job_guard
 from editcredit.sandbox.base import grade_selected
 from editcredit.storage.monitor import Floor, StorageMonitor, existing_parent
 
@@ -148,6 +149,7 @@ def eval_model_job(
     make_sandbox: Callable[[], Any] | None = None,
     load_policy_fn: Callable[[], tuple[Any, Any]] | None = None,
     storage: Mapping[str, Any] | None = None,
+    budget: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Evaluate ``model`` on ``evalset`` as planned; write every slot file and the tables.
 
@@ -156,6 +158,12 @@ def eval_model_job(
     each round and each generation batch, and below it the job stops with a receipt under
     ``logs/storage/eval_model/{model}/{evalset}/`` before writing any declared output (the
     journal keeps the attempts made, for the next run).
+
+    ``budget`` (config ``budgets.evaluation``) caps this (model, eval set): its generation
+    batches, tokens, gradings, GPU hours and wall time, earlier attempts of its journal
+    included; a cap the next batch or grading would cross stops the job with a receipt under
+    ``logs/budgets/`` before any slot file or table is written. The spend is in the summary
+    (``budget``) appended to the journal's ``runs.jsonl``.
 
     ``make_sandbox`` and ``load_policy_fn`` replace the sandbox pool and the model loader
     (tests plant fakes there). The journal is the one of the slice's identity, which names
@@ -214,6 +222,9 @@ def eval_model_job(
         if storage is not None
         else None
     )
+    guard = job_guard(
+        eval_scope(model, evalset), budget, "config budgets.evaluation", gpus=int(gpus)
+    )
     try:
         history, stats = run_slots(
             plan.slots,
@@ -224,6 +235,7 @@ def eval_model_job(
             loader,
             key_dir / "trajectories",
             before_batch=monitor.check if monitor else None,
+            budget=guard,
         )
     finally:
         sandbox.close()
@@ -234,6 +246,7 @@ def eval_model_job(
     if base_check is not None:
         summary["base_check"] = base_check
     summary.update(stats.to_dict())
+    summary["budget"] = guard.ledger()
     if isinstance(graded, FaultySandbox):
         summary["faults"] = {"injected": graded.injected, "passed": graded.passed}
     _append_run_log(key_dir / "runs.jsonl", summary)

@@ -21,7 +21,7 @@ from editcredit.grading.grader_identity import grader_identity
 from editcredit.layout import control_run_name, parse_run, train_job
 from editcredit.policy.base_job import training_tasks
 from editcredit.policy.devices import bind_gpus
-from editcredit.protocol.budget import Budget, BudgetGuard
+from editcredit.protocol.budget import Budget, BudgetGuard, job_guard
 from editcredit.rl.config import TrainConfig
 from editcredit.rl.control import replay_control
 from editcredit.rl.gates import UpdateGateFailed
@@ -222,9 +222,13 @@ def control_replay_job(
     threads: int,
     config: dict[str, Any],
     generation: dict[str, Any] | None = None,
+    budget: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Rule control_replay: the base policy on seed ``seed``'s draws of steps 1..endpoint
-    (``rl.control``); writes the rollouts (``out``) and a receipt beside them."""
+    (``rl.control``); writes the rollouts (``out``) and a receipt beside them. The control is
+    a run: ``budget`` (config ``budgets.run``) caps it as it caps a training run, checked
+    before each replayed step; a cap crossed stops it with a receipt under ``logs/budgets/``
+    and no rollouts. Its spend is in the receipt (``budget``)."""
     cfg = train_config(training, agent, "O", int(seed))
     steps = int(training["endpoint_step"])
     base_check = guard_base(base_model, config.get("models"))
@@ -237,10 +241,11 @@ def control_replay_job(
         base_model, agent, reward, grading, sandbox, device, generation
     )
     started = time.monotonic()
+    guard = job_guard(run, budget, "config budgets.run", gpus=int(gpus))
     grader = grader_identity(sandbox)
     workers = make_workers(training["ray"], worker_kwargs)
     try:
-        rows = replay_control(cfg, steps, pool, workers)
+        rows = replay_control(cfg, steps, pool, workers, budget=guard)
         where = workers.describe()
     finally:
         workers.close()
@@ -259,6 +264,7 @@ def control_replay_job(
         "device": str(device),
         "workers": where,
         "grader": grader,
+        "budget": guard.ledger(),
     }
     if quarantine:
         receipt["quarantined"] = quarantine
