@@ -9,7 +9,6 @@ from __future__ import annotations
 import ast
 import builtins
 import random
-import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -22,32 +21,10 @@ from editcredit.agent.experts import expert_actions, run_expert_episode
 from editcredit.agent.search_expert import search_episode
 from editcredit.data.task import Task
 from editcredit.protocol.budget import BudgetGuard
-from editcredit.sandbox.base import grade_selected
+from editcredit.sandbox.memo import GradingMemo
 
 #: expert episodes played between two budget checks
 EXPERT_BATCH = 64
-
-
-class MemoSandbox:
-    """A sandbox that grades each (task, patch) once: expert episodes of one task reach the
-    same trees again and again (the gold tree above all), and tests are deterministic."""
-
-    def __init__(self, sandbox) -> None:
-        self.sandbox = sandbox
-        self._cache: dict[tuple[str, str, tuple[str, ...]], Any] = {}
-        self._lock = threading.Lock()
-        self.gradings = 0  # gradings that reached the sandbox (a budget counts them)
-
-    def grade(self, task: Task, patch: str, select: list[str] | None = None):
-        key = (task.instance_id, patch, tuple(select or ()))
-        with self._lock:
-            if key in self._cache:
-                return self._cache[key]
-        report = grade_selected(self.sandbox, task, patch, select)
-        with self._lock:
-            self.gradings += 1
-            self._cache.setdefault(key, report)
-        return report
 
 
 def expert_environment(agent_cfg: dict[str, Any], sandbox_cfg: dict[str, Any]) -> EnvironmentMaker:
@@ -64,7 +41,7 @@ def expert_environment(agent_cfg: dict[str, Any], sandbox_cfg: dict[str, Any]) -
 def play_batches(
     play: Callable[[Any], Any],
     jobs: Sequence[Any],
-    memo: MemoSandbox,
+    memo: GradingMemo,
     workers: int,
     budget: BudgetGuard | None,
 ) -> list[Any]:
@@ -113,7 +90,7 @@ def expert_corpus(
             )
             if actions:
                 jobs.append((task, actions))
-    memo = MemoSandbox(sandbox)
+    memo = GradingMemo(sandbox)
     episodes = play_batches(
         lambda job: run_expert_episode(make_env(memo), *job), jobs, memo, workers, budget
     )
@@ -139,7 +116,7 @@ def search_corpus(
         for task in tasks
         for k in range(int(cfg["episodes_per_task"]))
     ]
-    memo = MemoSandbox(sandbox)
+    memo = GradingMemo(sandbox)
 
     def play(job):
         task, rng = job

@@ -42,6 +42,7 @@ from editcredit.grading.grader_identity import grader_identity
 from editcredit.layout import eval_job, eval_scope
 from editcredit.protocol.budget import job_guard
 from editcredit.sandbox.base import grade_selected
+from editcredit.sandbox.memo import GradingMemo
 from editcredit.storage.monitor import Floor, StorageMonitor, existing_parent
 
 #: Sandbox settings that change what a grading means (workers and docker mode do not).
@@ -326,7 +327,8 @@ def _pool_factory(sandbox_cfg: Mapping[str, Any]) -> Callable[[], Any]:
     def make():
         from editcredit.sandbox.pool import SandboxPool
 
-        return SandboxPool(sandbox_cfg["backend"], dict(sandbox_cfg), int(sandbox_cfg["workers"]))
+        pool = SandboxPool(sandbox_cfg["backend"], dict(sandbox_cfg), int(sandbox_cfg["workers"]))
+        return GradingMemo(pool)  # a slot's samples reach the same trees: graded once
 
     return make
 
