@@ -62,6 +62,7 @@ def read_observations(path: Path, nonce: str) -> Observations:
     items: list[ItemObservation] = []
     open_items: dict[str, int] = {}
     collect_errors: list[dict[str, str]] = []
+    pending: dict[str, int] = {}  # started, no phase reported since
     foreign = 0
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         try:
@@ -87,13 +88,18 @@ def read_observations(path: Path, nonce: str) -> Observations:
             tampering += [str(w) for w in rec.get("what", [])]
         elif event == "collect_error":
             collect_errors.append({"nodeid": rec["nodeid"], "message": rec.get("message", "")})
+        elif event == "item_start":
+            pending[str(rec.get("nodeid", ""))] = 1
         elif event == "phase":
             phase = PhaseRecord(**{k: rec[k] for k in PhaseRecord.model_fields if k in rec})
             nodeid = rec["nodeid"]
+            pending.pop(nodeid, None)
             if phase.when == "setup" or nodeid not in open_items:
                 open_items[nodeid] = len(items)
                 items.append(ItemObservation(nodeid=nodeid, phases=[]))
             items[open_items[nodeid]].phases.append(phase)
+    # a test that started and reported nothing (the process ended in it): incomplete
+    items += [ItemObservation(nodeid=n, phases=[]) for n in pending if n]
     return Observations(
         started=started,
         finished=finished,

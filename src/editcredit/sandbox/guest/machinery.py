@@ -148,6 +148,19 @@ def snapshot() -> dict:
     return out
 
 
+def snapshot_of(guarded, modules=()) -> dict:
+    """Identities (and code objects) of ``guarded`` (module, attribute path) pairs, after
+    importing ``modules``: the non-pytest runners' hooks guard unittest's machinery this way."""
+    for name in modules:
+        with contextlib.suppress(ImportError):
+            __import__(name)
+    out = {}
+    for module, path in guarded:
+        obj = _resolve(module, path)
+        out[f"{module}:{path}"] = (obj, _code_of(obj))
+    return out
+
+
 def changes(before: dict, extra: dict | None = None) -> list[str]:
     """Guarded names whose object (or its code) is no longer the one snapshotted."""
     out = []

@@ -1,7 +1,7 @@
-"""Guest-side grading runner: runs pytest on a prepared workspace inside the sandbox.
+"""Guest-side grading runner: runs a task's tests on a prepared workspace inside the sandbox.
 
-Standard library and pytest only; it is mounted read-only into the sandbox and never imports
-editcredit. Two modes:
+Standard library and pytest only (pytest only for the pytest runner); it is mounted read-only
+into the sandbox and never imports editcredit. Two modes:
 
 - ``once REQUEST.json``: run one grading, write ``done.json`` beside the observations.
 - ``serve SPOOL``: a warm server. pytest is imported once; every request found in
@@ -11,6 +11,9 @@ editcredit. Two modes:
 A request is JSON: ``workspace``, ``tests`` (paths or node ids relative to the workspace),
 ``out_dir``, ``env`` (the complete environment of the test process), ``nonce``,
 ``timeout_s``, and optional ``rlimits`` (name -> soft/hard value) applied in the child.
+``runner`` (default ``pytest``) names the task's test runner; any other runner (``unittest``,
+``django``, ``sympy``) runs the request's ``command`` (an argument vector) in the forked child
+under that runner's observer hook (:mod:`commands`), held to the whole run's limit only.
 """
 
 from __future__ import annotations
@@ -30,9 +33,25 @@ GUEST_DIR = os.path.dirname(os.path.abspath(__file__))
 if GUEST_DIR not in sys.path:
     sys.path.insert(0, GUEST_DIR)
 
-import observer  # noqa: E402
-import pytest  # noqa: E402
-import rewrite_cache  # noqa: E402
+import commands  # noqa: E402
+import records  # noqa: E402
+import sympy_hook  # noqa: E402, F401 - imported before the child leaves the guest dir
+import unittest_hook  # noqa: E402, F401
+
+_LAZY: dict = {}
+
+
+def _pytest():
+    """pytest, the observer plugin and the rewrite cache, imported on first use (an image
+    whose tests run under another runner need not have pytest)."""
+    if not _LAZY:
+        import observer
+        import pytest
+        import rewrite_cache
+
+        _LAZY.update(observer=observer, pytest=pytest, rewrite_cache=rewrite_cache)
+    return _LAZY
+
 
 POLL_S = 0.002
 SELECT_S = 0.02
@@ -65,8 +84,15 @@ def _child(req: dict, fd: int, skip: int, tests: list[str], extra: list[str], lo
     os.environ.clear()
     os.environ.update(req["env"])
     sys.path[:] = [p for p in sys.path if p and p != GUEST_DIR and not p.startswith(workspace)]
+    if req.get("runner", "pytest") != "pytest":
+        code = commands.run(req, fd)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        records.writer(fd, req["nonce"])({"event": "main_returned", "exitstatus": int(code)})
+        os._exit(int(code) & 0xFF)
+    lazy = _pytest()
     sentinel = req.get("sentinel")
-    plugin = observer.Observer(
+    plugin = lazy["observer"].Observer(
         fd,
         req["nonce"],
         skip=skip,
@@ -77,7 +103,8 @@ def _child(req: dict, fd: int, skip: int, tests: list[str], extra: list[str], lo
         ),
         patched=tuple(os.path.join(workspace, p) for p in req.get("patched", [])),
     )
-    code = pytest.main([*tests, *PYTEST_FLAGS, *extra, f"--rootdir={workspace}"], plugins=[plugin])
+    args = [*tests, *PYTEST_FLAGS, *extra, f"--rootdir={workspace}"]
+    code = lazy["pytest"].main(args, plugins=[plugin])
     sys.stdout.flush()
     sys.stderr.flush()
     plugin.emit({"event": "main_returned", "exitstatus": int(code)})
@@ -229,9 +256,12 @@ def run_request(req: dict, warm: bool = False) -> dict:
     children forked for later gradings of the same test files reuse the work.
     """
     start = time.monotonic()
+    if req.get("runner", "pytest") != "pytest":
+        return run_command_request(req, start)
+    _pytest()  # in this process, before a child leaves the guest directory
     if warm:
         files = dict.fromkeys(t.split("::", 1)[0] for t in req["tests"])  # node ids too
-        rewrite_cache.prewarm(os.path.join(req["workspace"], f) for f in files)
+        _pytest()["rewrite_cache"].prewarm(os.path.join(req["workspace"], f) for f in files)
         gc.freeze()  # the child's collector skips inherited objects: fewer copy-on-write pages
     limits = req.get("limits")
     hard = start + float(req.get("budget_s", req["timeout_s"]))
@@ -291,6 +321,27 @@ def run_request(req: dict, warm: bool = False) -> dict:
         "seconds": time.monotonic() - start,
         "timeouts": timeouts,
         "collect_timeout": collect_timeout,
+        "timings": timings,
+    }
+    _write_lines(os.path.join(req["out_dir"], "observations.jsonl"), lines)
+    _write_json(os.path.join(req["out_dir"], "done.json"), record)
+    return record
+
+
+def run_command_request(req: dict, start: float) -> dict:
+    """A non-pytest runner's grading: one observed run of the task's command, held to the
+    whole run's limit (no per-test limits: the runner cannot be continued from a test)."""
+    hard = start + float(req.get("budget_s", req["timeout_s"]))
+    deadline = start + float(req["timeout_s"])
+    s = run_session({**req, "limits": None}, deadline, hard, tests=[])
+    lines = [json.dumps({"event": "segment", "skip": 0, "nonce": req["nonce"]}), *s.lines]
+    timings = {"collect_s": None, "tests": {n: sec for n, sec in s.durations.values()}}
+    record = {
+        "status": "timeout" if s.end == "timeout" else "finished",
+        "exit_code": s.exit_code,
+        "seconds": time.monotonic() - start,
+        "timeouts": [],
+        "collect_timeout": None,
         "timings": timings,
     }
     _write_lines(os.path.join(req["out_dir"], "observations.jsonl"), lines)
@@ -360,7 +411,7 @@ def warm_up() -> None:
         os.dup2(devnull, 1)
         os.dup2(devnull, 2)
         try:
-            pytest.main([path, *PYTEST_FLAGS, f"--rootdir={tmp}"])
+            _pytest()["pytest"].main([path, *PYTEST_FLAGS, f"--rootdir={tmp}"])
         finally:
             sys.stdout.flush()  # nothing of the warm-up may reach a grading's log
             sys.stderr.flush()
