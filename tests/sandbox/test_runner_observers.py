@@ -23,6 +23,10 @@ class Arith(unittest.TestCase):
     def test_fails(self):
         self.assertEqual(add(1, 1), 3)
 
+    def test_documented(self):
+        """Adds documented numbers."""
+        self.assertEqual(add(2, 2), 4)
+
     def test_raises(self):
         raise ValueError("boom")
 
@@ -129,6 +133,7 @@ M = "tests.test_edges"
 WANT = {
     f"test_ok ({M}.Arith)": "passed",
     f"{M}.Arith.test_fails": "failed",  # unittest's dotted id names the same test
+    "Adds documented numbers.": "passed",  # a docstring line, as SWE-bench names some tests
     f"test_raises ({M}.Arith.test_raises)": "failed",  # and Python 3.11's spelling
     f"test_subtests ({M}.Arith)": "failed",
     f"test_subtests_ok ({M}.Arith)": "passed",
@@ -348,4 +353,8 @@ def test_runner_commands_labels_and_ids():
     assert {canonical_id("unittest", i) for i in same} == {"test_a (m.C)"}
     sympy = sympy_task(["test_pass"], [])
     assert command_for(sympy, ["a.py::test_pass"])[-2:] == ["-k", "test_pass"]
-    assert protected_files(sympy) == ["bin/test", "sympy/utilities/runtests.py"]
+    assert protected_files(sympy) == [
+        "bin/test",
+        "sympy/testing/runtests.py",
+        "sympy/utilities/runtests.py",
+    ]

@@ -34,10 +34,11 @@ class ItemObservation(BaseModel):
 
 class Observations(BaseModel):
     """Everything the plugin recorded in one test session (a run continued after a per-test
-    timeout is several segments; ``finished``, ``returned`` and ``machinery`` are the last
-    segment's). ``finished``: the session's finish hook ran; ``returned``: pytest.main
-    returned to the runner (not an ``os._exit`` from inside the tests); ``tampering``: what the
-    observer found changed in pytest's reporting machinery."""
+        timeout is several segments; ``finished``, ``returned`` and ``machinery`` are the last
+        segment's). ``finished``: the session's finish hook ran; ``returned``: pytest.main
+        returned to the runner (not an ``os._exit`` from inside the tests); ``tampering``: what the
+        observer found changed in pytest's reporting machinery. ``aliases``: other names of an item
+    (a unittest test's docstring line), by node id."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     started: bool
@@ -50,6 +51,7 @@ class Observations(BaseModel):
     machinery: str = ""
     tampering: list[str] = []
     segments: int = 0
+    aliases: dict[str, list[str]] = {}
 
 
 def read_observations(path: Path, nonce: str) -> Observations:
@@ -63,6 +65,7 @@ def read_observations(path: Path, nonce: str) -> Observations:
     open_items: dict[str, int] = {}
     collect_errors: list[dict[str, str]] = []
     pending: dict[str, int] = {}  # started, no phase reported since
+    aliases: dict[str, list[str]] = {}
     foreign = 0
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         try:
@@ -88,6 +91,10 @@ def read_observations(path: Path, nonce: str) -> Observations:
             tampering += [str(w) for w in rec.get("what", [])]
         elif event == "collect_error":
             collect_errors.append({"nodeid": rec["nodeid"], "message": rec.get("message", "")})
+        elif event == "alias":
+            names = aliases.setdefault(str(rec.get("nodeid", "")), [])
+            if str(rec.get("alias", "")) not in names:
+                names.append(str(rec.get("alias", "")))
         elif event == "item_start":
             pending[str(rec.get("nodeid", ""))] = 1
         elif event == "phase":
@@ -111,4 +118,5 @@ def read_observations(path: Path, nonce: str) -> Observations:
         machinery=machinery,
         tampering=tampering,
         segments=segments,
+        aliases=aliases,
     )

@@ -28,7 +28,7 @@ DEFAULT_COMMANDS: dict[str, list[str]] = {
 RUNNER_FILES: dict[str, tuple[str, ...]] = {
     "unittest": (),
     "django": ("tests/runtests.py",),
-    "sympy": ("bin/test", "sympy/utilities/runtests.py"),
+    "sympy": ("bin/test", "sympy/testing/runtests.py", "sympy/utilities/runtests.py"),
 }
 _PAREN = re.compile(r"^(?P<name>[^\s()]+) \((?P<where>[^()]+)\)$")
 _DOTTED = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)+$")

@@ -1,11 +1,12 @@
-"""Observe SymPy's test runner (``bin/test``: ``sympy.utilities.runtests``).
+"""Observe SymPy's test runner (``bin/test``: ``sympy.testing.runtests``, before SymPy 1.6
+``sympy.utilities.runtests``).
 
 Standard library only (mounted into the sandbox; never imports editcredit). SymPy's
 ``SymPyTests`` runs every test function of every file and reports each outcome to its reporter
 (``PyTestReporter``): ``entering_filename``, ``entering_test``, ``test_pass``, ``test_fail``,
 ``test_exception``, ``test_skip``, ``test_xfail``, ``test_xpass``, ``import_error``,
-``leaving_filename``. :func:`install` adds an import hook that, when
-``sympy.utilities.runtests`` is executed, wraps ``SymPyTests.__init__`` so that the reporter it
+``leaving_filename``. :func:`install` adds an import hook that, when the module defining
+``SymPyTests`` is executed, wraps ``SymPyTests.__init__`` so that the reporter it
 is given is seen through a *tap* recording each of those calls before forwarding it, and wraps
 ``SymPyTests.test`` to run the grader's sentinel file once (with no keyword filter) after the
 run's own files.
@@ -15,7 +16,8 @@ pytest observer's phase records: pass -> call passed; a failed assertion or an e
 call failed (SymPy counts both as failures); skip -> setup skipped; XFAIL -> call skipped with
 ``wasxfail``; XPASS -> call passed with ``wasxfail``. A file that cannot be imported is a
 ``collect_error`` (its tests are never observed). A test that raises ``SystemExit`` or ends the
-process never reports: its item is incomplete.
+process never reports: its item is incomplete. SymPy's ``test()`` runs in a subprocess only when
+``PYTHONHASHSEED`` is unset; the grading environment sets it, so the tests run in this process.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import time
 import machinery
 import records
 
-MODULE = "sympy.utilities.runtests"
+MODULES = ("sympy.testing.runtests", "sympy.utilities.runtests")
 
 
 def install(emit, sentinel_path: str = "", patched: frozenset[str] = frozenset(), root=""):
@@ -116,6 +118,9 @@ def install(emit, sentinel_path: str = "", patched: frozenset[str] = frozenset()
             return self._inner.test_fail(exc_info, *args, **kwargs)
 
         def test_exception(self, exc_info, *args, **kwargs):
+            if state["test"] is None:  # the file itself raised while it was executed
+                message = records.error_message(exc_info)
+                emit({"event": "collect_error", "nodeid": state["file"], "message": message})
             outcome("call", "failed", records.error_message(exc_info))
             return self._inner.test_exception(exc_info, *args, **kwargs)
 
@@ -133,13 +138,14 @@ def install(emit, sentinel_path: str = "", patched: frozenset[str] = frozenset()
 
         def import_error(self, filename, exc_info, *args, **kwargs):
             finish_open()
+            state["file"] = str(filename)
             message = records.error_message(exc_info)
             emit({"event": "collect_error", "nodeid": str(filename), "message": message})
             return self._inner.import_error(filename, exc_info, *args, **kwargs)
 
     def patch_module(module) -> None:
-        klass = getattr(module, "SymPyTests", None)
-        if klass is None or state["hooked"]:
+        klass = module.__dict__.get("SymPyTests")
+        if klass is None or state["hooked"] or klass.__module__ != module.__name__:
             return
         state["hooked"] = True
         init, test = klass.__init__, klass.test
@@ -162,13 +168,14 @@ def install(emit, sentinel_path: str = "", patched: frozenset[str] = frozenset()
 
         klass.__init__ = __init__
         klass.test = run_test
+        name = module.__name__
         guarded.update(
             machinery.snapshot_of(
                 [
-                    (MODULE, "SymPyTests"),
-                    (MODULE, "SymPyTests.__init__"),
-                    (MODULE, "SymPyTests.test"),
-                    (MODULE, "SymPyTests.test_file"),
+                    (name, "SymPyTests"),
+                    (name, "SymPyTests.__init__"),
+                    (name, "SymPyTests.test"),
+                    (name, "SymPyTests.test_file"),
                     ("json.encoder", "JSONEncoder.encode"),
                     ("json.encoder", "c_make_encoder"),
                     ("json.encoder", "encode_basestring_ascii"),
@@ -182,7 +189,7 @@ def install(emit, sentinel_path: str = "", patched: frozenset[str] = frozenset()
         """Wraps the loader of SymPy's runner module to patch it once it has run."""
 
         def find_spec(self, fullname, path, target=None):
-            if fullname != MODULE:
+            if fullname not in MODULES:
                 return None
             for finder in sys.meta_path:
                 if finder is self or not hasattr(finder, "find_spec"):

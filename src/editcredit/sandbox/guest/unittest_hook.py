@@ -11,7 +11,9 @@ the runner prints.
 
 Each test becomes one item in the pytest observer's record format, named as SWE-bench names
 Django's tests: ``test_name (module.Class)`` (a test class that overrides ``id()``, such as a
-doctest case, is named by its ``id()``):
+doctest case, is named by its ``id()``); a test with a docstring also gets an ``alias`` record
+holding its first line (``shortDescription()``: Django's verbose output prints it in place of the
+name, and some SWE-bench ids are such lines):
 
 - ``setup`` failed: an error in ``setUp`` (or, with no test running, reported by the runner's
   own set-up, as Django's ``_pre_setup``), or in the ``setUpClass``/``setUpModule`` that kept the
@@ -231,6 +233,12 @@ def install(emit, sentinel_path: str = "", patched: frozenset[str] = frozenset()
         state["active"] = _Test(test, nodeid)
         state["started"][nodeid] = state["started"].get(nodeid, 0) + 1
         emit({"event": "item_start", "index": state["index"], "nodeid": nodeid})
+        try:  # the docstring's first line: verbose runners print it, SWE-bench names tests by it
+            alias = test.shortDescription()
+        except Exception:  # noqa: BLE001
+            alias = None
+        if alias:
+            emit({"event": "alias", "nodeid": nodeid, "alias": str(alias)[:500]})
         foreign(test, nodeid)
 
     def end() -> None:
