@@ -348,6 +348,9 @@ def test_runner_commands_labels_and_ids():
     django = django.model_copy(update={"test_paths": ["tests/x/tests.py"]})
     assert command_for(django, None)[-1] == "x.tests"
     assert command_for(django, ["test_a (x.tests.T)"])[-1] == "x.tests.T.test_a"
+    assert command_for(django, ["test_a (x.tests.T)", "A docstring."])[-1] == "x.tests.T.test_a"
+    with pytest.raises(ValueError, match="none of the selected test ids"):
+        command_for(django, ["A docstring."])
     assert protected_files(django) == ["tests/runtests.py"]
     same = {"test_a (m.C)", "m.C.test_a", "test_a (m.C.test_a)"}
     assert {canonical_id("unittest", i) for i in same} == {"test_a (m.C)"}

@@ -55,11 +55,20 @@ def path_labels(task: Task, paths: list[str]) -> list[str]:
 
 
 def id_labels(task: Task, ids: list[str]) -> list[str]:
-    """Arguments that run only the tests ``ids`` (SymPy: the test files, filtered by name)."""
+    """Arguments that run only the tests ``ids`` (SymPy: the test files, filtered by name).
+    A unittest id that names no class and method (a docstring line) cannot be selected and is
+    left out; a selection of no nameable id is refused (a command without labels would run
+    every test, hidden ones included)."""
     if task.test_runner == "sympy":
         names = [i.rsplit("::", 1)[-1] for i in ids]
         return [*task.test_paths, "-k", *names]
-    return [dotted(i) for i in ids]
+    labels = [dotted(i) for i in ids if _PAREN.match(canonical_id(task.test_runner, i))]
+    if not labels:
+        raise ValueError(
+            f"{task.instance_id}: none of the selected test ids names a test to the "
+            f"{task.test_runner} runner: {ids[:3]}"
+        )
+    return labels
 
 
 def command_for(task: Task, select: list[str] | None) -> list[str]:
