@@ -361,3 +361,67 @@ def test_runner_commands_labels_and_ids():
         "sympy/testing/runtests.py",
         "sympy/utilities/runtests.py",
     ]
+
+
+OWN_VERDICTS = r"""
+import json, sys, unittest
+sys.path.insert(0, sys.argv[1])
+result = unittest.TestResult()
+suite = unittest.defaultTestLoader.loadTestsFromName("tests.test_edges")
+started = []
+start = result.startTest
+result.startTest = lambda t: (started.append(t), start(t))
+suite.run(result)
+def name(t):
+    t = getattr(t, "test_case", t)
+    return f"{t._testMethodName} ({type(t).__module__}.{type(t).__qualname__})"
+out = {name(t): "ok" for t in started if not hasattr(t, "description")}
+for kind, pairs in (("FAIL", result.failures), ("ERROR", result.errors)):
+    for t, _ in pairs:
+        if not hasattr(t, "description"):
+            out[name(t)] = kind
+for t, _ in result.skipped:
+    if not hasattr(t, "description") and out.get(name(t)) == "ok":
+        out[name(t)] = "skip"
+for t, _ in result.expectedFailures:
+    out[name(t)] = "expected failure"
+for t in result.unexpectedSuccesses:
+    out[name(t)] = "unexpected success"
+print(json.dumps(out))
+"""
+#: unittest's own verdict -> the status the observer must give
+AGREES = {
+    "ok": {"passed"},
+    "FAIL": {"failed"},
+    "ERROR": {"failed", "error"},
+    "skip": {"skipped"},
+    "expected failure": {"xfail"},
+    "unexpected success": {"xpass"},
+}
+
+
+def test_every_outcome_agrees_with_unittests_own_result(local_sandbox, tmp_path):
+    """The same tests run by unittest itself on the host: every test it ran has the status
+    its own result gives it; those it never ran (a failed setUpClass) are not passed."""
+    import json
+    import subprocess
+    import sys
+
+    task = unittest_task(UNITTEST_EDGES, [f"test_ok ({M}.Arith)"], [])
+    for rel, text in task.files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    proc = subprocess.run(
+        [sys.executable, "-c", OWN_VERDICTS, str(tmp_path)], capture_output=True, text=True
+    )
+    own = json.loads(proc.stdout.splitlines()[-1])
+    report = grade_tree(task, "", local_sandbox)
+    items = {i.nodeid: i for i in report.sandbox.observations.items}
+    from editcredit.grading.verdicts import item_status
+
+    ours = {n: item_status(i) for n, i in items.items()}
+    assert set(own) <= set(ours)
+    for name, verdict in own.items():
+        assert ours[name] in AGREES[verdict], (name, verdict, ours[name])
+    for name in set(ours) - set(own):  # never run by unittest: a class or module fixture failed
+        assert ours[name] in ("error", "skipped"), name
