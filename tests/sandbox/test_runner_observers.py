@@ -425,3 +425,38 @@ def test_every_outcome_agrees_with_unittests_own_result(local_sandbox, tmp_path)
         assert ours[name] in AGREES[verdict], (name, verdict, ours[name])
     for name in set(ours) - set(own):  # never run by unittest: a class or module fixture failed
         assert ours[name] in ("error", "skipped"), name
+
+
+def _interpreter(name: str) -> str:
+    """``name`` on PATH, or a pyenv installation of it (pyenv's shims answer only for the
+    selected version)."""
+    import glob
+    import os
+    import shutil
+    import subprocess
+
+    root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
+    version = name.removeprefix("python")
+    found = [shutil.which(name), *sorted(glob.glob(f"{root}/versions/{version}.*/bin/{name}"))]
+    for exe in filter(None, found):
+        if subprocess.run([exe, "-c", "pass"], capture_output=True).returncode == 0:
+            return exe
+    pytest.skip(f"no {name} on this machine")
+
+
+@pytest.mark.parametrize("name", ["python3.6", "python3.8", "python3.12", "python3.13"])
+def test_the_guest_observes_the_same_on_older_and_newer_interpreters(name, monkeypatch):
+    """Task images bring their own interpreter (Python 3.6 in older SWE-bench Django images):
+    the guest runs there, unittest's internals differ, the statuses do not."""
+    import sys
+
+    from editcredit.sandbox.local_backend import LocalSandbox
+
+    monkeypatch.setattr(sys, "executable", _interpreter(name))
+    ids = list(WANT)
+    with LocalSandbox() as box:
+        report = grade_tree(unittest_task(UNITTEST_EDGES, ids[:1], ids[1:]), "", box)
+        assert {i: t["status"] for i, t in report.tests.items()} == WANT
+        assert report.sandbox.observations.finished and report.tampering is False
+        report = grade_tree(sympy_task(["test_pass"], ["test_xfail"]), "", box)
+        assert (report.verdict, report.reason) == ("unresolved", "xfail: test_xfail")

@@ -15,8 +15,6 @@ program returns (or raises ``SystemExit``) ``session_finish`` with the machinery
 grading runner adds ``main_returned``.
 """
 
-from __future__ import annotations
-
 import os
 import runpy
 import sys
@@ -32,7 +30,7 @@ class CommandError(ValueError):
     """The test command is not a Python program this runner can start."""
 
 
-def parse(argv: list[str]) -> tuple[str, str, list[str], list[str]]:
+def parse(argv: "list[str]") -> "tuple[str, str, list[str], list[str]]":
     """(kind 'module' | 'script', target, its arguments, warning options) of a command."""
     if not argv:
         raise CommandError("empty test command")
@@ -56,7 +54,7 @@ def parse(argv: list[str]) -> tuple[str, str, list[str], list[str]]:
     return "script", args[0], args[1:], warn
 
 
-def execute(argv: list[str], workspace: str) -> int:
+def execute(argv: "list[str]", workspace: str) -> int:
     """Run the command in this process; its exit status (1 for an uncaught exception)."""
     kind, target, rest, warn = parse(argv)
     for option in warn:

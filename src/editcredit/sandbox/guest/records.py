@@ -7,8 +7,6 @@ A test's outcome is written as the same ``phase`` records the pytest observer wr
 (``setup``/``call``/``teardown``), so the host reads one format whatever the runner.
 """
 
-from __future__ import annotations
-
 import json
 import os
 

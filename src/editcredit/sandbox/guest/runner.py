@@ -16,8 +16,6 @@ A request is JSON: ``workspace``, ``tests`` (paths or node ids relative to the w
 under that runner's observer hook (:mod:`commands`), held to the whole run's limit only.
 """
 
-from __future__ import annotations
-
 import contextlib
 import gc
 import json
@@ -66,7 +64,7 @@ PYTEST_FLAGS = [
 ]
 
 
-def _child(req: dict, fd: int, skip: int, tests: list[str], extra: list[str], log_mode: int):
+def _child(req: dict, fd: int, skip: int, tests: "list[str]", extra: "list[str]", log_mode: int):
     """Runs in the forked child: isolate, then run pytest with the observer writing to ``fd``."""
     os.setsid()
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -115,17 +113,17 @@ class Session:
     """What the runner saw of one forked pytest process."""
 
     def __init__(self) -> None:
-        self.lines: list[str] = []
+        self.lines: "list[str]" = []
         self.end = "finished"  # finished | timeout | collect_timeout | item_timeout
-        self.exit_code: int | None = None
-        self.collected: list[str] | None = None
-        self.collect_s: float | None = None
-        self.durations: dict[int, tuple[str, float]] = {}
-        self.timed_out: dict | None = None
-        self.grace: int | str | None = None  # what was running when the run's limit passed
+        self.exit_code: "int | None" = None
+        self.collected: "list[str] | None" = None
+        self.collect_s: "float | None" = None
+        self.durations: "dict[int, tuple[str, float]]" = {}
+        self.timed_out: "dict | None" = None
+        self.grace: "int | str | None" = None  # what was running when the run's limit passed
 
 
-def _limit_of(limits: dict | None, nodeid: str, never: float) -> float:
+def _limit_of(limits: "dict | None", nodeid: str, never: float) -> float:
     """The item's own limit (``never``, larger than any elapsed time, without limits)."""
     if not limits:
         return never
@@ -135,10 +133,10 @@ def _limit_of(limits: dict | None, nodeid: str, never: float) -> float:
 def run_session(
     req: dict,
     deadline: float,
-    hard: float | None = None,
+    hard: "float | None" = None,
     skip: int = 0,
-    tests: list[str] | None = None,
-    extra: list[str] = (),
+    tests: "list[str] | None" = None,
+    extra: "list[str]" = (),
     log_mode: int = os.O_TRUNC,
 ) -> Session:
     """Fork one pytest process and watch its records as they arrive: kill its process group
@@ -182,7 +180,7 @@ def run_session(
         now = time.monotonic()
         done_pid, wait_status = os.waitpid(pid, os.WNOHANG)
         if done_pid == pid:
-            s.exit_code = os.waitstatus_to_exitcode(wait_status)
+            s.exit_code = _exit_code(wait_status)
             pid = None
             break
         collecting = bool(limits) and s.collected is None
@@ -220,7 +218,10 @@ def run_session(
 
 def _drain(fd: int, s: Session, buf: bytes) -> None:
     with contextlib.suppress(OSError):
-        while chunk := os.read(fd, 1 << 16):
+        while True:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                break
             buf += chunk
     for raw in buf.split(b"\n"):
         if raw:
@@ -267,8 +268,8 @@ def run_request(req: dict, warm: bool = False) -> dict:
     hard = start + float(req.get("budget_s", req["timeout_s"]))
     deadline = start + float(req["timeout_s"])
     max_timeouts = int(limits.get("max_timeouts", 3)) if limits else 0
-    lines: list[str] = []
-    timeouts: list[dict] = []
+    lines: "list[str]" = []
+    timeouts: "list[dict]" = []
     timings = {"collect_s": None, "tests": {}}
     status, exit_code, skip, collect_timeout = "finished", None, 0, None
     log_mode = os.O_TRUNC
@@ -349,12 +350,19 @@ def run_command_request(req: dict, start: float) -> dict:
     return record
 
 
+def _exit_code(status: int) -> int:
+    """``os.waitstatus_to_exitcode`` (Python 3.9+), also on older images' interpreters."""
+    if os.WIFSIGNALED(status):
+        return -os.WTERMSIG(status)
+    return os.WEXITSTATUS(status)
+
+
 def _kill_group(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
 
 
-def _write_lines(path: str, lines: list[str]) -> None:
+def _write_lines(path: str, lines: "list[str]") -> None:
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as fh:
         fh.writelines(line + "\n" for line in lines)
@@ -445,7 +453,7 @@ def serve(spool: str) -> None:
             run_request(req, warm=True)
 
 
-def main(argv: list[str]) -> int:
+def main(argv: "list[str]") -> int:
     if len(argv) == 2 and argv[0] == "once":
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # as serve(): the tests cannot stop it
         run_request(_load(argv[1]))

@@ -20,8 +20,6 @@ process never reports: its item is incomplete. SymPy's ``test()`` runs in a subp
 ``PYTHONHASHSEED`` is unset; the grading environment sets it, so the tests run in this process.
 """
 
-from __future__ import annotations
-
 import importlib.abc
 import os
 import sys
@@ -33,13 +31,13 @@ import records
 MODULES = ("sympy.testing.runtests", "sympy.utilities.runtests")
 
 
-def install(emit, sentinel_path: str = "", patched: frozenset[str] = frozenset(), root=""):
+def install(emit, sentinel_path: str = "", patched: "frozenset[str]" = frozenset(), root=""):
     """Arrange for SymPy's runner to be observed when it is imported; return the hook."""
     state = {"file": "", "test": None, "index": -1, "seen": set(), "sentinels": False}
     state["hooked"] = False
     guarded: dict = {}
 
-    def check() -> list[str]:
+    def check() -> "list[str]":
         found = machinery.changes(guarded, own) + machinery.tracing(patched)
         new = [f for f in found if f not in state["seen"]]
         if new:

@@ -38,8 +38,6 @@ tampering. The grader's sentinel tests (a module at a random path with one test 
 and one that must fail) are run once, after the first top-level suite.
 """
 
-from __future__ import annotations
-
 import importlib.util
 import os
 import re
@@ -166,7 +164,7 @@ def _walk(suite) -> list:
     return out
 
 
-def _scopes(test) -> tuple[str, str]:
+def _scopes(test) -> "tuple[str, str]":
     cls = type(test)
     return strclass(cls), cls.__module__
 
@@ -176,7 +174,7 @@ class _Test:
 
     def __init__(self, test, nodeid: str) -> None:
         self.test, self.nodeid = test, nodeid
-        self.phases: dict[str, tuple[str, str, dict]] = {}
+        self.phases: "dict[str, tuple[str, str, dict]]" = {}
         self.start = time.monotonic()
 
     def add(self, when: str, outcome: str, message: str, **flags) -> None:
@@ -185,7 +183,7 @@ class _Test:
             self.phases[when] = (outcome, message, flags)
 
 
-def install(emit, sentinel_path: str = "", patched: frozenset[str] = frozenset()):
+def install(emit, sentinel_path: str = "", patched: "frozenset[str]" = frozenset()):
     """Wrap unittest's suite and case ``run``; return the hook (``finish()`` at the end)."""
     suite_run = unittest.suite.TestSuite.run
     case_run = unittest.case.TestCase.run
@@ -202,7 +200,7 @@ def install(emit, sentinel_path: str = "", patched: frozenset[str] = frozenset()
     }
     SubTest, ErrorHolder = unittest.case._SubTest, unittest.suite._ErrorHolder  # noqa: N806
 
-    def check() -> list[str]:
+    def check() -> "list[str]":
         found = machinery.changes(guarded, own) + machinery.tracing(patched)
         new = [f for f in found if f not in state["seen"]]
         if new:
@@ -272,7 +270,7 @@ def install(emit, sentinel_path: str = "", patched: frozenset[str] = frozenset()
         elif outcome == "failed":
             emit({"event": "collect_error", "nodeid": f"{kind} ({scope})", "message": message})
 
-    def report(test, when: str | None, outcome: str, err=None, message: str = "", **flags):
+    def report(test, when: "str | None", outcome: str, err=None, message: str = "", **flags):
         if isinstance(test, SubTest):
             if outcome != "failed":  # a passing or skipped subtest: the test's own outcome
                 return
