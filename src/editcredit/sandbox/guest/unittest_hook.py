@@ -314,6 +314,10 @@ def install(emit, sentinel_path: str = "", patched: "frozenset[str]" = frozenset
         def __delattr__(self, name) -> None:
             delattr(object.__getattribute__(self, "_inner"), name)
 
+        @property
+        def __class__(self):  # noqa: F811 - isinstance checks see the runner's result class
+            return type(object.__getattribute__(self, "_inner"))
+
         def startTest(self, test):  # noqa: N802 - unittest's names
             if state["active"] is None and not isinstance(test, SubTest):
                 begin(test)
