@@ -460,3 +460,77 @@ def test_the_guest_observes_the_same_on_older_and_newer_interpreters(name, monke
         assert report.sandbox.observations.finished and report.tampering is False
         report = grade_tree(sympy_task(["test_pass"], ["test_xfail"]), "", box)
         assert (report.verdict, report.reason) == ("unresolved", "xfail: test_xfail")
+
+
+REAL_SYMPY_DRIVER = """import sys
+
+from sympy.testing.runtests import PyTestReporter, SymPyTests
+
+tests = SymPyTests(PyTestReporter(verbose=True, colors=False))
+tests._testfiles.extend(sys.argv[1:])
+sys.exit(not tests.test(sort=True))
+"""
+REAL_SYMPY_TESTS = """from sympy import Rational, symbols
+from sympy.testing.pytest import SKIP, XFAIL
+
+x = symbols("x")
+
+
+def test_pass():
+    assert (x + x).equals(2 * x)
+
+
+def test_fail():
+    assert Rational(1, 3) + Rational(1, 3) == Rational(1, 2)
+
+
+def test_exception():
+    raise KeyError("boom")
+
+
+@SKIP("slow")
+def test_skip():
+    pass
+
+
+@XFAIL
+def test_xfail():
+    assert False
+
+
+@XFAIL
+def test_xpass():
+    assert True
+"""
+
+
+def test_sympys_own_runner_and_reporter(local_sandbox):
+    """SymPy's real ``SymPyTests`` and ``PyTestReporter`` (the installed package) on a test
+    file: each outcome as its reporter is told it."""
+    pytest.importorskip("sympy.testing.runtests")
+    want = {
+        "test_pass": "passed",
+        "test_fail": "failed",
+        "test_exception": "failed",
+        "test_skip": "skipped",
+        "test_xfail": "xfail",
+        "test_xpass": "xpass",
+    }
+    ids = list(want)
+    task = Task(
+        instance_id="runner__realsympy",
+        repo="runner",
+        problem_statement="p",
+        patch="x",
+        FAIL_TO_PASS=ids[:1],
+        PASS_TO_PASS=ids[1:],
+        test_paths=["checks/test_real.py"],
+        files={"run_sympy.py": REAL_SYMPY_DRIVER, "checks/test_real.py": REAL_SYMPY_TESTS},
+        suite="runners",
+        test_runner="sympy",
+        test_command=["python3", "run_sympy.py"],
+    )
+    report = grade_tree(task, "", local_sandbox)
+    assert {i: t["status"] for i, t in report.tests.items()} == want, report.sandbox.log_tail
+    assert report.sandbox.observations.finished and report.tampering is False
+    assert len(report.sandbox.sentinel_items) == 2
