@@ -210,6 +210,17 @@ def test_unittest_passing_run_is_valid_1_and_os_exit_is_incomplete(local_sandbox
     assert report.tampering is False  # sentinels never reached: no verdict on them
 
 
+def test_a_label_that_does_not_import_is_a_collect_error(local_sandbox):
+    task = unittest_task(UNITTEST_EDGES, [f"test_ok ({M}.Arith)"], [])
+    broken = {**task.files, "tests/test_broken.py": "import no_such_module\n"}
+    paths = ["tests/test_edges.py", "tests/test_broken.py"]
+    task = task.model_copy(update={"files": broken, "test_paths": paths})
+    report = grade_tree(task, "", local_sandbox)
+    (error,) = report.sandbox.observations.collect_errors
+    assert "no_such_module" in error["message"] and "test_broken" in error["nodeid"]
+    assert report.verdict == "valid_1", report.reason  # the other file's tests still ran
+
+
 FORGERY = """
 
 import unittest.case as _case
