@@ -210,6 +210,38 @@ def test_unittest_passing_run_is_valid_1_and_os_exit_is_incomplete(local_sandbox
     assert report.tampering is False  # sentinels never reached: no verdict on them
 
 
+LOOPS = """import unittest
+
+
+class Loops(unittest.TestCase):
+    def test_fast(self):
+        pass
+
+    def test_spins(self):
+        while True:
+            pass
+
+    def test_zz_after(self):
+        pass
+"""
+
+
+def test_a_test_past_its_own_limit_is_a_reproduced_timeout():
+    """Per-test limits (here the floor: no gold times): the spinning test is killed with the
+    run, rerun alone, killed again: a FAILED call with reason timeout, a valid 0."""
+    from editcredit.sandbox.limits import LimitSettings
+    from editcredit.sandbox.local_backend import LocalSandbox
+
+    spins, fast = f"test_spins ({M}.Loops)", f"test_fast ({M}.Loops)"
+    task = unittest_task(LOOPS, [spins], [fast])
+    with LocalSandbox(limits=LimitSettings(floor_s=1.0, measure_gold=False)) as box:
+        report = grade_tree(task, "", box)
+    assert report.verdict == "valid_0", report.reason
+    assert {i: t["status"] for i, t in report.tests.items()} == {spins: "timeout", fast: "passed"}
+    (timeout,) = report.sandbox.timeouts
+    assert timeout.nodeid == spins and timeout.reproduced and timeout.limit_s == 1.0
+
+
 def test_a_label_that_does_not_import_is_a_collect_error(local_sandbox):
     task = unittest_task(UNITTEST_EDGES, [f"test_ok ({M}.Arith)"], [])
     broken = {**task.files, "tests/test_broken.py": "import no_such_module\n"}

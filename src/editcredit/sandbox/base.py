@@ -24,7 +24,7 @@ from editcredit.sandbox.limits import (
 )
 from editcredit.sandbox.observations import ItemObservation, Observations, read_observations
 from editcredit.sandbox.patches import PatchFormatError, split_patch
-from editcredit.sandbox.runners import command_for
+from editcredit.sandbox.runners import command_for, rerun_fields
 from editcredit.sandbox.sentinels import Sentinels, make_sentinels
 from editcredit.sandbox.workspace import PatchOutcome, materialize
 
@@ -123,6 +123,7 @@ class RunRequest:
     patched: tuple[str, ...] = ()
     runner: str = "pytest"
     command: tuple[str, ...] = ()
+    rerun: dict[str, Any] | None = None
 
     @property
     def wait_s(self) -> float:
@@ -134,6 +135,7 @@ class RunRequest:
         if self.runner != "pytest":
             out["runner"] = self.runner
             out["command"] = list(self.command)
+            out["rerun"] = self.rerun
         if self.limits is not None:
             out["limits"] = self.limits
         if self.sentinel is not None:
@@ -236,6 +238,7 @@ class Sandbox(ABC):
                 patched=patched_paths(patch, {*outcome.dropped_paths, *task.test_paths}),
                 runner=task.test_runner,
                 command=command,
+                rerun=rerun_fields(task),
             )
             result = self._run_task(task, request)
             observations = read_observations(out / "observations.jsonl", nonce)

@@ -77,6 +77,14 @@ def command_for(task: Task, select: list[str] | None) -> list[str]:
     return [*command_of(task), *labels]
 
 
+def rerun_fields(task: Task) -> dict | None:
+    """What the guest needs to rerun one test alone after it exceeded its own limit: the
+    command without labels and (SymPy) the test files."""
+    if task.test_runner == "pytest":
+        return None
+    return {"prefix": command_of(task), "paths": list(task.test_paths)}
+
+
 def canonical_id(runner: str, test_id: str) -> str:
     """The form a runner's test id is compared in (unittest's three spellings are one)."""
     if runner in ("unittest", "django"):

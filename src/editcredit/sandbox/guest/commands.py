@@ -16,6 +16,7 @@ grading runner adds ``main_returned``.
 """
 
 import os
+import re
 import runpy
 import sys
 import traceback
@@ -24,6 +25,7 @@ import warnings
 import records
 
 FLAGS_IGNORED = frozenset({"-u", "-B", "-b", "-bb", "-s", "-E", "-q"})
+_PAREN = re.compile(r"^(?P<name>[^\s()]+) \((?P<where>[^()]+)\)$")
 
 
 class CommandError(ValueError):
@@ -89,6 +91,18 @@ def execute(argv: "list[str]", workspace: str) -> int:
     return 0
 
 
+def rerun_command(req: dict, timeout: dict) -> "list[str]":
+    """The command that runs only the test that timed out: the request's ``rerun`` prefix
+    with a label naming it (unittest: ``module.Class.test``; SymPy: the test files with
+    ``-k`` and its name)."""
+    rerun = req["rerun"]
+    nodeid = str(timeout["nodeid"])
+    if req["runner"] == "sympy":
+        return [*rerun["prefix"], *rerun["paths"], "-k", nodeid]
+    match = _PAREN.match(nodeid)
+    return [*rerun["prefix"], f"{match['where']}.{match['name']}" if match else nodeid]
+
+
 def run(req: dict, fd: int) -> int:
     """Install the runner's hook, run the command, write the session records."""
     emit = records.writer(fd, req["nonce"])
@@ -98,6 +112,8 @@ def run(req: dict, fd: int) -> int:
     sentinel_path = os.path.join(workspace, sentinel["path"]) if sentinel else ""
     patched = frozenset(os.path.realpath(os.path.join(workspace, p)) for p in req["patched"])
     emit({"event": "session_start", "runner": runner})
+    # the runner's own collection is not observed apart from its tests: per-test limits only
+    emit({"event": "collected", "nodeids": []})
     if runner in ("unittest", "django"):
         import unittest_hook
 

@@ -13,7 +13,8 @@ A request is JSON: ``workspace``, ``tests`` (paths or node ids relative to the w
 ``timeout_s``, and optional ``rlimits`` (name -> soft/hard value) applied in the child.
 ``runner`` (default ``pytest``) names the task's test runner; any other runner (``unittest``,
 ``django``, ``sympy``) runs the request's ``command`` (an argument vector) in the forked child
-under that runner's observer hook (:mod:`commands`), held to the whole run's limit only.
+under that runner's observer hook (:mod:`commands`); a test past its own limit ends that run and
+is rerun alone (:func:`run_command_request`).
 """
 
 import contextlib
@@ -330,18 +331,34 @@ def run_request(req: dict, warm: bool = False) -> dict:
 
 
 def run_command_request(req: dict, start: float) -> dict:
-    """A non-pytest runner's grading: one observed run of the task's command, held to the
-    whole run's limit (no per-test limits: the runner cannot be continued from a test)."""
+    """A non-pytest runner's grading: one observed run of the task's command. With per-test
+    limits, a test that exceeds its own is killed with the run (a runner cannot be continued
+    from the next test) and rerun alone (``commands.rerun_command``); the rest of the run is
+    held to the whole run's limit."""
     hard = start + float(req.get("budget_s", req["timeout_s"]))
     deadline = start + float(req["timeout_s"])
-    s = run_session({**req, "limits": None}, deadline, hard, tests=[])
+    limits = req.get("limits")
+    if limits:  # collection is not observed apart from the tests: only the tests are limited
+        limits = {**limits, "collect_s": float(req.get("budget_s", req["timeout_s"])) + 1.0}
+    s = run_session({**req, "limits": limits}, deadline, hard, tests=[])
     lines = [json.dumps({"event": "segment", "skip": 0, "nonce": req["nonce"]}), *s.lines]
-    timings = {"collect_s": None, "tests": {n: sec for n, sec in s.durations.values()}}
+    timings = {"collect_s": 0.0, "tests": {n: sec for n, sec in s.durations.values()}}
+    timeouts = []
+    if s.end == "item_timeout":
+        timeout = dict(s.timed_out)
+        rerun_req = {**req, "limits": limits, "command": commands.rerun_command(req, timeout)}
+        limit = float(timeout["limit_s"])
+        rerun = run_session(rerun_req, min(hard, time.monotonic() + limit + 1.0), hard, tests=[])
+        timeout["reproduced"] = rerun.end == "item_timeout" and (
+            rerun.timed_out["nodeid"] == timeout["nodeid"]
+        )
+        timeout["rerun"] = rerun.end if rerun.end != "finished" else "finished in time"
+        timeouts.append(timeout)
     record = {
         "status": "timeout" if s.end == "timeout" else "finished",
         "exit_code": s.exit_code,
         "seconds": time.monotonic() - start,
-        "timeouts": [],
+        "timeouts": timeouts,
         "collect_timeout": None,
         "timings": timings,
     }
