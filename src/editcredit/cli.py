@@ -78,7 +78,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise UsageError(f"--controls: {exc}") from None
     with make_sandbox(args.backend, config["sandbox"], book) as sandbox:
-        report = grade_tree(task, patch, sandbox, grading["f_weight"], grading["g_weight"])
+        report = grade_tree(
+            task, patch, sandbox, grading["f_weight"], grading["g_weight"]
+        )
     print(json.dumps(report.model_dump(mode="json"), indent=2, sort_keys=True))
     return 0
 

@@ -16,7 +16,6 @@ __all__ = ["figures_job", "paper_job", "tables_job"]
 
 log = logging.getLogger(__name__)
 
-
 def tables_job(
     *,
     controls: Sequence[str],
