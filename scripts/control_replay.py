@@ -18,4 +18,5 @@ with logged(sm.log[0]):
         gpus=sm.resources.gpu,
         threads=sm.threads,
         config=sm.config,
+        budget=sm.config.get("budgets", {}).get("run"),
     )

@@ -20,4 +20,8 @@ with logged(sm.log[0]):
         gpus=sm.resources.gpu,
         threads=sm.threads,
         config=sm.config,
+        # the storage floor and the budget, read from the config (not params: a new floor or
+        # cap reruns nothing)
+        storage=sm.config["training"]["health"],
+        budget=sm.config.get("budgets", {}).get("evaluation"),
     )

@@ -107,8 +107,9 @@ def run_segment(run, step, previous, out, tasks, overrides=None, **kw):
     return train_segment_job(job, settings, gpus=0, threads=1, config={"test": True}, **kw)
 
 
-def run_control_replay(seed, base, out, tasks, overrides=None):
-    """``control_replay_job`` of ``seed`` from ``base`` to ``out``, with the overridden config."""
+def run_control_replay(seed, base, out, tasks, overrides=None, **kw):
+    """``control_replay_job`` of ``seed`` from ``base`` to ``out``, with the overridden config
+    (``kw``: the job's keywords, such as ``budget``)."""
     from editcredit.job_settings import ControlReplaySettings
     from editcredit.rl.train_job import ControlReplayJob, control_replay_job
 
@@ -116,4 +117,4 @@ def run_control_replay(seed, base, out, tasks, overrides=None):
         seed=seed, base_model=str(base), tasks=str(tasks), controls=None, out=str(out)
     )
     settings = job_settings(ControlReplaySettings, overrides)
-    return control_replay_job(job, settings, gpus=0, threads=1, config={"test": True})
+    return control_replay_job(job, settings, gpus=0, threads=1, config={"test": True}, **kw)

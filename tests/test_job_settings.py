@@ -24,6 +24,7 @@ RECORDS = [EvalModelSettings, SegmentSettings, ControlReplaySettings, ProbeJobSe
 UNRELATED = {
     "training.plan": {"O": [1], "M": [1, 2]},
     "training.gpu": 3,
+    "training.keep_checkpoints": 5,
     "training.suite": "elsewhere",
     "evaluation.models": ["base"],
     "evaluation.gpu": 2,

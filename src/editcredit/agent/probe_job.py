@@ -17,6 +17,7 @@ from editcredit.audit.provenance import write_result_json
 from editcredit.data.freeze import load_tasks
 from editcredit.job_settings import ProbeJobSettings
 from editcredit.policy.devices import bind_gpus
+from editcredit.sandbox.memo import GradingMemo
 from editcredit.sandbox.pool import SandboxPool
 
 #: What a base policy worth training shows: it solves bugs in functions it never saw (dev and
@@ -66,7 +67,8 @@ def probe_job(
     start = time.monotonic()
     workers = int(settings.sandbox.workers)
     reward_cfg, grading_cfg = settings.reward.to_dict(), settings.grading.to_dict()
-    with SandboxPool(sandbox_cfg["backend"], sandbox_cfg, workers) as pool:
+    with SandboxPool(sandbox_cfg["backend"], sandbox_cfg, workers) as shared:
+        pool = GradingMemo(shared)  # each distinct (task, tree, selection) graded once
         common = (pool, generator, chat, rollout, make_env)
         train_rows = rollout_and_grade(
             train,

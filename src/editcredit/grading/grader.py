@@ -135,7 +135,15 @@ def _judge(
             dropped_paths=run.dropped_paths,
             sandbox=run,
         )
-    verdict = judge(task.FAIL_TO_PASS, task.PASS_TO_PASS, run.observations.items, evidence(run))
+    obs = run.observations
+    verdict = judge(
+        task.FAIL_TO_PASS,
+        task.PASS_TO_PASS,
+        obs.items,
+        evidence(run),
+        task.test_runner,
+        obs.aliases,
+    )
     Y = F = G = U = None
     if weights is not None and not verdict.tampering:  # forged reports: nothing can be read
         score = training_score(task.FAIL_TO_PASS, task.PASS_TO_PASS, verdict.tests, *weights)

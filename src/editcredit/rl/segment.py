@@ -39,6 +39,7 @@ from editcredit.rl.scalars import ScalarLog
 from editcredit.rl.step_batch import assemble_step
 from editcredit.rl.update import UpdateSequence, step_update
 from editcredit.rl.workers import WorkerPool
+from editcredit.storage.monitor import StorageMonitor
 
 
 @dataclass(frozen=True)
@@ -309,8 +310,13 @@ def train_segment(
     device: torch.device,
     log=print,
     budget: BudgetGuard | None = None,
+    storage: tuple[StorageMonitor, int] | None = None,
 ) -> dict[str, Any]:
     """Run ``spec.steps`` steps and write ``spec.out_dir``; return the segment receipt.
+
+    With ``storage`` (a monitor and the checkpoint bytes the segment will write), the free disk
+    and inodes are read before each step; below the floor the monitor writes its receipt under
+    ``logs/storage/`` and raises :class:`StorageLow`, and nothing is written.
 
     With a ``budget``, each step is checked before it runs; a cap that the step would cross
     raises :class:`BudgetExceeded` (its receipt under ``logs/budgets/``) and nothing is written.
@@ -326,6 +332,8 @@ def train_segment(
     scalars = ScalarLog(Path(spec.out_dir).parent / "tensorboard", spec.start_step + 1, last)
     try:
         for step in range(spec.start_step + 1, last + 1):
+            if storage is not None:
+                storage[0].check(f"before step {step}", need_bytes=storage[1])
             if budget is not None:
                 budget.check(step)
             step_started = time.monotonic()

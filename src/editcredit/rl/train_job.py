@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -22,16 +21,18 @@ from editcredit.audit.identity import write_identity
 from editcredit.audit.provenance import atomic_write_text, write_result_json
 from editcredit.grading.grader_identity import grader_identity
 from editcredit.job_settings import ControlReplaySettings, SegmentSettings
-from editcredit.layout import control_run_name, parse_run
+from editcredit.layout import control_run_name, parse_run, train_job
 from editcredit.policy.base_job import training_tasks
 from editcredit.policy.devices import bind_gpus
-from editcredit.protocol.budget import Budget, BudgetGuard
+from editcredit.protocol.budget import Budget, BudgetGuard, job_guard
 from editcredit.rl.config import TrainConfig
 from editcredit.rl.control import replay_control
 from editcredit.rl.gates import UpdateGateFailed
 from editcredit.rl.records import ROLLOUT_SCHEMA, write_table
 from editcredit.rl.segment import SegmentSpec, train_segment
 from editcredit.rl.workers import make_workers
+from editcredit.storage.forecast import checkpoint_bytes
+from editcredit.storage.monitor import Floor, StorageMonitor, existing_parent
 
 
 class GateFailed(RuntimeError):
@@ -46,38 +47,30 @@ def _gate_receipt(gate_dir: str, run: str, record: dict[str, Any]) -> Path:
     return path
 
 
-class StorageLow(RuntimeError):
-    """Too little free disk for the segment's declared checkpoint bytes (METHOD §5)."""
-
-
 def expected_checkpoint_bytes(model_dir: str) -> int:
     """Model weights plus AdamW's two moments, as float32: 3 x 4 bytes per parameter."""
     from editcredit.audit.safetensors_reader import Checkpoint
 
     n = sum(int(t.numel) for t in Checkpoint(Path(model_dir)).tensors.values())
-    return 12 * n
+    return checkpoint_bytes(n)
 
 
-def _receipt_path(kind: str, run: str) -> Path:
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    return Path("logs") / kind / f"{run}-{stamp}-{os.getpid()}.json"
+def segment_monitor(out_dir: str, health: dict[str, Any], run: str, step: int) -> StorageMonitor:
+    """The storage monitor of a segment: the file system of ``out_dir`` against the floor of
+    ``training.health`` (METHOD §5)."""
+    return StorageMonitor(existing_parent(out_dir), Floor.from_health(health), train_job(run, step))
 
 
-def check_storage(out_dir: str, start_model: str, min_free_gb: float, run: str) -> dict[str, Any]:
-    """Free disk before training; stop cleanly with a receipt when the checkpoint won't fit."""
-    parent = Path(out_dir).resolve().parent
-    parent.mkdir(parents=True, exist_ok=True)
-    free = shutil.disk_usage(parent).free
+def check_storage(monitor: StorageMonitor, start_model: str) -> dict[str, Any]:
+    """Free disk and inodes before training; stop cleanly with a receipt when the segment's
+    checkpoint would not fit (:class:`StorageLow`)."""
     need = expected_checkpoint_bytes(start_model)
-    record = {"free_bytes": free, "expected_checkpoint_bytes": need, "min_free_gb": min_free_gb}
-    if free - need < min_free_gb * 1e9:
-        path = _receipt_path("storage", run)
-        atomic_write_text(path, json.dumps({"run": run, **record}, indent=2) + "\n")
-        raise StorageLow(
-            f"{run}: {free / 1e9:.2f} GB free, the segment needs {need / 1e9:.3f} GB "
-            f"plus the {min_free_gb} GB floor; stopped before training ({path})"
-        )
-    return record
+    state = monitor.check("before training", need_bytes=need)
+    return {
+        "free_bytes": state.free_bytes,
+        "expected_checkpoint_bytes": need,
+        "min_free_gb": monitor.floor.min_free_bytes / 1e9,
+    }
 
 
 def run_budget_guard(
@@ -184,13 +177,24 @@ def train_segment_job(
     )
     print(f"{run}: steps {step - k + 1}..{step} on {device}, {len(pool)} training tasks")
     worker_kwargs = rollout_worker_kwargs(start_model, settings, device)
-    storage = check_storage(out_dir, start_model, float(settings.health.min_free_disk_gb), run)
+    health = settings.health.to_dict()
+    monitor = segment_monitor(out_dir, health, run, step)
+    storage = check_storage(monitor, start_model)
     guard = run_budget_guard(run, budget, start_state, gpus, budget_dir)
     grader = grader_identity(worker_kwargs["sandbox_cfg"])
     workers = make_workers(settings.ray.to_dict(), worker_kwargs)
     health = settings.health.to_dict()
     try:
-        receipt = train_segment(spec, cfg, pool, workers, health, device, budget=guard)
+        receipt = train_segment(
+            spec,
+            cfg,
+            pool,
+            workers,
+            health,
+            device,
+            budget=guard,
+            storage=(monitor, storage["expected_checkpoint_bytes"]),
+        )
         receipt["workers"] = workers.describe()
     except UpdateGateFailed as failed:
         path = _gate_receipt(gate_dir, run, failed.record)
@@ -234,9 +238,13 @@ def control_replay_job(
     gpus: int,
     threads: int,
     config: dict[str, Any],
+    budget: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Rule control_replay: the base policy on seed ``job.seed``'s draws of steps 1..endpoint
-    (``rl.control``); writes the rollouts (``job.out``) and a receipt beside them."""
+    (``rl.control``); writes the rollouts (``job.out``) and a receipt beside them. The control
+    is a run: ``budget`` (config ``budgets.run``, read at job start, not a param) caps it as it
+    caps a training run, checked before each replayed step; a cap crossed stops it with a
+    receipt under ``logs/budgets/`` and no rollouts. Its spend is in the receipt (``budget``)."""
     seed, base_model, out = int(job.seed), job.base_model, job.out
     tasks_path, controls_path = job.tasks, job.controls
     cfg = run_config(settings.grpo, settings.agent.temperature, "O", seed)
@@ -249,10 +257,11 @@ def control_replay_job(
     print(f"{run}: the base policy on steps 1..{steps} on {device}, {len(pool)} training tasks")
     worker_kwargs = rollout_worker_kwargs(base_model, settings, device)
     started = time.monotonic()
+    guard = job_guard(run, budget, "config budgets.run", gpus=int(gpus))
     grader = grader_identity(worker_kwargs["sandbox_cfg"])
     workers = make_workers(settings.ray.to_dict(), worker_kwargs)
     try:
-        rows = replay_control(cfg, steps, pool, workers)
+        rows = replay_control(cfg, steps, pool, workers, budget=guard)
         where = workers.describe()
     finally:
         workers.close()
@@ -271,6 +280,7 @@ def control_replay_job(
         "device": str(device),
         "workers": where,
         "grader": grader,
+        "budget": guard.ledger(),
     }
     if quarantine:
         receipt["quarantined"] = quarantine
