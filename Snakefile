@@ -26,6 +26,7 @@ include: "rules/controls.smk"
 include: "rules/policy.smk"
 include: "rules/train.smk"
 include: "rules/audit.smk"
+include: "rules/replay.smk"
 include: "rules/eval.smk"
 include: "rules/stats.smk"
 include: "rules/stop.smk"
@@ -38,6 +39,7 @@ rule all:
         suite_summaries(),
         endpoint_segments(),
         layout.AUDIT_SUMMARY,
+        layout.REPLAY_SUMMARY,
         eval_targets(),
         stop_targets(),
         layout.PAPER_PDF,

@@ -34,6 +34,7 @@ def tables_job(
     config: Any,
     segments: Sequence[str] = (),
     budget: Mapping[str, Any] | None = None,
+    replay: Sequence[str] = (),
 ) -> dict[str, Path]:
     """Rule render_tables: every ``paper/tables/*.tex``.
 
@@ -51,6 +52,7 @@ def tables_job(
         benchmark_root=benchmark_root,
         segments=segments,
         budget=dict(budget or {}),
+        replay=list(replay),
     )
     written = render_tables(
         inputs,
