@@ -314,6 +314,7 @@ def _write_replay(root: Path) -> None:
         "sample": [],
         "grader": {"backend": "docker", "image_id": "sha256:fake"},
         "segment_graders": [],
+        "provenance": {"inputs": {}},
     }
     path = root / REPLAY_SUMMARY
     path.parent.mkdir(parents=True, exist_ok=True)
