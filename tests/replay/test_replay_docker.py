@@ -5,7 +5,6 @@ with the failure record holding both reports."""
 
 from __future__ import annotations
 
-import copy
 import json
 import shutil
 from pathlib import Path
@@ -13,7 +12,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from policyfactory import toy_tasks, train_toy_policy
+from policyfactory import toy_tasks
 from taskfactory import CONFIG
 
 from editcredit.grading.grader import grade_patch
@@ -21,49 +20,11 @@ from editcredit.grading.stored_report import stored_report
 from editcredit.job_records import attempts_dir
 from editcredit.replay.job import ReplayMismatch, replay_job
 from editcredit.rl.records import CREDIT_SCHEMA, ROLLOUT_SCHEMA
-from editcredit.rl.train_job import train_segment_job
 from editcredit.sandbox.base import GUEST_DIR
 from editcredit.workflow import logged
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 ALL = {"fraction": 1.0, "minimum": 0}  # every replayable grading of the small study
-
-
-@pytest.fixture(scope="module")
-def study(tmp_path_factory, docker_sandbox):
-    from editcredit.data.freeze import write_parquet
-
-    root = tmp_path_factory.mktemp("study")
-    base = train_toy_policy(root / "base", docker_sandbox, give_up=0.5, sft_steps=300)
-    tasks = root / "tasks.parquet"
-    write_parquet(toy_tasks(), tasks)
-    training = copy.deepcopy(CONFIG["training"])
-    training["segment_steps"] = 1
-    training["grpo"].update(
-        tasks_per_step=3, group_size=4, micro_batch_size=4, lr=0.01, query_rate=1.0
-    )
-    training["ray"] = {"enabled": False, "address": "", "num_workers": 1}
-    segment = root / "runs" / "B-s42" / "step_1"
-    train_segment_job(
-        run="B-s42",
-        step=1,
-        previous=str(base),
-        tasks_path=str(tasks),
-        controls_path=None,
-        out_dir=str(segment),
-        training=training,
-        # room for edit, run, edit: the last block reverted leaves the first edit (a tree
-        # that runs); reverting an episode's only block gives the base tree, an empty patch
-        agent={**CONFIG["agent"], "max_turns": 4, "max_new_tokens": 24},
-        reward=CONFIG["reward"],
-        grading=CONFIG["grading"],
-        sandbox=CONFIG["sandbox"],
-        gpus=0,
-        threads=1,
-        config={"test": True},
-        gate_dir=str(root / "gates"),
-    )
-    return {"root": root, "segment": segment, "tasks": tasks}
 
 
 def _replay(study, out: Path, replay=ALL, segment: Path | None = None):
