@@ -19,6 +19,7 @@ from editcredit.grading.grader import grade_patch
 from editcredit.grading.stored_report import stored_report
 from editcredit.job_records import attempts_dir
 from editcredit.replay.job import ReplayMismatch, replay_job
+from editcredit.replay.stored import read_segment
 from editcredit.rl.records import CREDIT_SCHEMA, ROLLOUT_SCHEMA
 from editcredit.sandbox.base import GUEST_DIR
 from editcredit.workflow import logged
@@ -65,7 +66,10 @@ def test_replay_of_real_stored_gradings_passes(study, tmp_path):
     # is valid 0 without a run, so it is stored and counted but not replayable
     assert written["stored_by_kind"]["counterfactual"] > 0
     assert written["excluded"]["empty_patch"] >= written["stored_by_kind"]["counterfactual"]
-    assert written["trees_graded"] <= written["sampled"]
+    # identical trees (task, patch) graded once: the sampled gradings' distinct trees
+    stored = {g.key: g for g in read_segment(study["segment"])}
+    trees = {stored[s["key"]].tree for s in written["sample"]}
+    assert written["trees_graded"] == len(trees) < written["sampled"]
     assert written["stored"] == written["replayable"] + sum(written["excluded"].values())
     assert written["grader"]["backend"] == "docker" and written["grader"]["observer_sha256"]
     graders = written["segment_graders"]
