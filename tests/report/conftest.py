@@ -6,7 +6,14 @@ import os
 from pathlib import Path
 
 import pytest
-from fake_results import FIGURES, FakeSpec, control_path, run_names, write_fake_tree
+from fake_results import (
+    FIGURES,
+    REPLAY_SUMMARY,
+    FakeSpec,
+    control_path,
+    run_names,
+    write_fake_tree,
+)
 
 from editcredit.report.jobs import figures_job, tables_job
 from editcredit.stats.comparisons import comparison_specs
@@ -92,6 +99,7 @@ def build_all(root: Path, spec: FakeSpec, stats: dict = STATS) -> dict:
             run_order=runs,
             gpus_by_rule={"train_segment": 1},
             config=config,
+            replay=[REPLAY_SUMMARY],
         )
         figures_job(
             training=[f"results/stats/training/{a}.json" for a in spec.plan],
