@@ -19,6 +19,7 @@ with logged(sm.log[0]):
             benchmarks=sorted(Path(p) for p in sm.input.benchmarks),
             benchmark_root=sm.params.benchmark_root,
             segments=list(sm.input.segments),
+            replay=[sm.input.replay],
         ),
         TablesSettings.from_mapping(sm.params.settings),
         template_dir=sm.params.template_dir,

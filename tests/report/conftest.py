@@ -6,7 +6,14 @@ import os
 from pathlib import Path
 
 import pytest
-from fake_results import FIGURES, FakeSpec, control_path, run_names, write_fake_tree
+from fake_results import (
+    FIGURES,
+    REPLAY_SUMMARY,
+    FakeSpec,
+    control_path,
+    run_names,
+    write_fake_tree,
+)
 
 from editcredit.job_settings import TablesSettings
 from editcredit.report.jobs import figures_job, tables_job
@@ -90,6 +97,7 @@ def build_all(root: Path, spec: FakeSpec, stats: dict = STATS) -> dict:
             audits=[f"results/audits/{r}/step_{n}.json" for r in runs for n in steps],
             benchmarks=sorted(Path("results/benchmarks").rglob("*.tsv")),
             benchmark_root="results/benchmarks",
+            replay=[REPLAY_SUMMARY],
         )
         settings = TablesSettings(
             main=stats["main"],

@@ -36,6 +36,7 @@ TABLES = (
     "findings",
     "audits",
     "costs",
+    "replay",
     "numbers",
 )
 
@@ -52,6 +53,7 @@ class TableInputs:
         audits: ``results/audits/{run}/step_{N}.json``.
         benchmarks: Snakemake benchmark TSVs (``results/benchmarks/{rule}/...``).
         benchmark_root: the directory the benchmark paths are under (rule = first part).
+        replay: ``results/replay/summary.json`` (the replay check of stored gradings).
     """
 
     controls: Sequence[str | Path]
@@ -62,6 +64,7 @@ class TableInputs:
     benchmarks: Sequence[str | Path] = ()
     benchmark_root: str | Path = "results/benchmarks"
     segments: Sequence[str | Path] = ()  # endpoint segment directories (budget ledgers)
+    replay: Sequence[str | Path] = ()  # results/replay/summary.json (the replay check)
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def load(self, path: str | Path) -> Any:
@@ -177,6 +180,10 @@ def render_tables(
                 "budgets": budget_rows(inputs.segments, settings.budget.to_dict()),
             },
             [*inputs.benchmarks, *inputs.training, *_ledgers(inputs.segments)],
+        ),
+        "replay": (
+            {"replays": [ctx.replay_context(r) for r in inputs.records(inputs.replay)]},
+            list(inputs.replay),
         ),
         "numbers": ({"numbers": numbers}, every),
     }
