@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from editcredit.audit.volatile import read_volatile
 from editcredit.config import load_config
 from editcredit.rl.train_job import train_segment_job
 
@@ -37,7 +38,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for arm in args.arms.split(","):
             step_dir = Path(tmp) / arm / f"step_{args.steps}"
-            receipt = train_segment_job(
+            train_segment_job(
                 run=f"{arm}-s42",
                 step=args.steps,
                 previous=str(ROOT / "models" / "base" / training["model"]),
@@ -55,11 +56,13 @@ def main() -> None:
                 gate_dir=str(Path(tmp) / "gates"),
             )
             m = pd.read_parquet(step_dir / "metrics.parquet")
+            timing = read_volatile(step_dir / "segment.json")  # the clock's facts: the sidecar
+            t = pd.DataFrame(timing["steps"])
             out[arm] = {
-                "seconds_per_step": receipt["seconds_per_step"],
-                "rollout_and_grading_s": float(m["seconds_rollout"].mean()),
-                "counterfactual_s": float(m["seconds_counterfactual"].mean()),
-                "update_s": float(m["seconds_update"].mean()),
+                "seconds_per_step": timing["seconds_per_step"],
+                "rollout_and_grading_s": float(t["seconds_rollout"].mean()),
+                "counterfactual_s": float(t["seconds_counterfactual"].mean()),
+                "update_s": float(t["seconds_update"].mean()),
                 "cf_sent_per_step": float(m["cf_sent"].mean()),
                 "rollouts_per_step": float(m["rollouts"].mean()),
             }

@@ -10,7 +10,7 @@ rule render_tables:
         audits=audit_results(),
         benchmarks=cost_benchmarks,
         templates=paper_tables("tex.j2"),
-        segments=endpoint_segments(),  # their budget ledgers (segment.json)
+        segments=endpoint_segments(),  # budget ledgers, and their volatile sidecars: seconds
         stop=stop_results(),  # the stop study's rules are in the cost table
     output:
         paper_tables(),

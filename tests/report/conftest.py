@@ -92,6 +92,8 @@ def build_all(root: Path, spec: FakeSpec, stats: dict = STATS) -> dict:
             run_order=runs,
             gpus_by_rule={"train_segment": 1},
             config=config,
+            segments=[f"runs/{r}/step_{spec.endpoint_step}" for r in runs],
+            budget={"tokens": 1e6},
         )
         figures_job(
             training=[f"results/stats/training/{a}.json" for a in spec.plan],

@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from editcredit.audit.identity import write_identity
+from editcredit.audit.volatile import write_volatile
 from editcredit.evaluation.slots import SLOTS_SCHEMA
 from editcredit.rl.records import CREDIT_SCHEMA, METRICS_SCHEMA, ROLLOUT_SCHEMA
 
@@ -141,9 +142,6 @@ def _metrics_row(run: str, arm: str, step: int, rows: list[dict], g) -> dict:
         "credit_mass_l1": 0.02 * avail,
         "credit_mass_signed": 0.0,
         "credit_rollouts": avail,
-        "seconds_rollout": 1.5,
-        "seconds_counterfactual": 0.5 if cf else 0.0,
-        "seconds_update": 0.25,
         "update_tokens": 40 * len(rows),
         "update_model_flops": 6.0 * 1e6 * 40 * len(rows),
         "alerts": json.dumps(["cf_unavailable_streak: 16 consecutive"] if cf and step == 1 else []),
@@ -218,9 +216,21 @@ def _write_run(root: Path, spec: FakeSpec, run: str, arm: str, g) -> None:
             pa.Table.from_pylist(ledger_rows, schema=CREDIT_SCHEMA), out / "credit.parquet"
         )
         spent = {"steps": float(end), "tokens": 1000.0 * end, "gradings": 50.0 * end}
-        spent.update(gpu_hours=0.0, wall_seconds=12.5 * end)
         ledger = {"scope": run, "budget": {"tokens": 1e6}, "spent": spent, "infra_failures": 1}
         (out / "segment.json").write_text(json.dumps({"run": run, "budget": ledger}))
+        cf = arm in ("B", "M")
+        write_volatile(
+            out / "segment.json",
+            {
+                "run": run,
+                "budget_spent": {"gpu_hours": 0.0, "wall_seconds": 12.5 * end},
+                "run_seconds": {
+                    "seconds_rollout": 1.5 * end,
+                    "seconds_counterfactual": (0.5 if cf else 0.0) * end,
+                    "seconds_update": 0.25 * end,
+                },
+            },
+        )
         write_identity(out, {})
         _write_audit(root, run, end, ok=True)
 

@@ -130,6 +130,18 @@ def test_audits_and_costs(resolved_tree):
     assert "Total & 10 &" in costs
     # GPU seconds = wall seconds x GPUs requested (train_segment: 1 GPU in this test)
     assert "& 94.5 & 87.5 & 94.5 &" in costs
+    # phase seconds and time spent from the endpoint segments' volatile sidecars: per run
+    # (4 steps) 1.5 s rollout, 0.5 s counterfactual (B, M), 0.25 s update a step
+    assert "\nM & 2 & " in costs and "& 12.0 & 4.0 & 2.0 \\\\" in costs
+    assert "& 6.0 & 0.0 & 1.0 \\\\" in costs  # arm E: one run, no counterfactuals
+    assert costs.count("& 50 / $\\infty$ &") == 7  # 12.5 s a step, no wall-time cap
+    block = read_tex_provenance(root / "paper" / "tables" / "costs.tex")
+    assert "runs/M-s42/step_4/segment.volatile.json" in block["inputs"]
+    assert not any(p.endswith(".volatile.json") for p in _inputs(root, "numbers"))
+
+
+def _inputs(root: Path, name: str) -> dict:
+    return read_tex_provenance(root / "paper" / "tables" / f"{name}.tex")["inputs"]
 
 
 def test_declared_audit_exclusions_are_listed_under_the_audit_table():

@@ -15,11 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from editcredit.audit.provenance import code_version, config_hash
-from editcredit.layout import parse_audit_json
+from editcredit.audit.volatile import read_volatile
+from editcredit.layout import parse_audit_json, parse_run, parse_segment_dir, volatile_sidecar
 from editcredit.report import context as ctx
 from editcredit.report.costs import cost_rows
 from editcredit.report.latex import make_env, render_template, write_tex
 from editcredit.report.numbers import study_numbers
+
+#: the training phases whose seconds the cost table shows (``editcredit.rl.timing.PHASES``)
+PHASES = ("seconds_rollout", "seconds_counterfactual", "seconds_update")
 
 __all__ = ["TABLES", "TableInputs", "render_tables"]
 
@@ -81,19 +85,52 @@ def _ledgers(segments: Sequence[str | Path]) -> list[Path]:
     return [p for p in (Path(s) / "segment.json" for s in segments) if p.is_file()]
 
 
+def _timings(segments: Sequence[str | Path]) -> list[Path]:
+    """The volatile sidecars of the endpoint segments' receipts: the cost table's timings."""
+    return [Path(volatile_sidecar(p)) for p in _ledgers(segments)]
+
+
+def arm_seconds(segments: Sequence[str | Path]) -> dict[str, dict[str, float]]:
+    """Per arm: the phase seconds of its runs, all their segments (each endpoint sidecar's
+    ``run_seconds``), summed over the runs."""
+    out: dict[str, dict[str, float]] = {}
+    for path in _ledgers(segments):
+        seconds = read_volatile(path).get("run_seconds")
+        if not isinstance(seconds, dict):
+            raise ValueError(f"{volatile_sidecar(path)}: no run_seconds")
+        arm = parse_run(parse_segment_dir(path.parent)[0]).arm
+        into = out.setdefault(arm, {})
+        for k, v in seconds.items():
+            into[k] = into.get(k, 0.0) + float(v)
+    return out
+
+
+def cost_arms(training: Sequence[Any], segments: Sequence[str | Path]) -> list[dict[str, Any]]:
+    """The cost table's arm rows: runs and generated tokens (the training analysis) beside the
+    phase seconds (the segments' sidecars; a dash where none was measured)."""
+    seconds = arm_seconds(segments)
+    return [
+        {"arm": a["arm"], "runs": a["runs"], "generated_tokens": a["generated_tokens"]}
+        | {k: seconds.get(a["arm"], {}).get(k) for k in PHASES}
+        for a in ctx.health_context(training)
+    ]
+
+
 def budget_rows(segments: Sequence[str | Path], budget: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Per run: the declared budget (config budgets.run) beside the spend its endpoint segment
-    records (all its segments), and the attempts that failed on infrastructure, apart."""
+    records (all its segments; the time spent from the receipt's volatile sidecar), and the
+    attempts that failed on infrastructure, apart."""
     rows = []
     for path in _ledgers(segments):
         ledger = json.loads(path.read_text(encoding="utf-8")).get("budget")
         if not ledger:
             continue
+        timed = read_volatile(path).get("budget_spent", {})
         rows.append(
             {
                 "run": ledger["scope"],
-                "spent": ledger["spent"],
-                "cap": {k: float(budget.get(k) or 0) for k in ledger["spent"]},
+                "spent": {**ledger["spent"], **timed},
+                "cap": {k: float(budget.get(k) or 0) for k in (*ledger["spent"], *timed)},
                 "infra_failures": ledger["infra_failures"],
             }
         )
@@ -175,10 +212,15 @@ def render_tables(
             {
                 "rows": costs,
                 "total": total,
-                "arms": ctx.health_context(training),
+                "arms": cost_arms(training, inputs.segments),
                 "budgets": budget_rows(inputs.segments, inputs.budget),
             },
-            [*inputs.benchmarks, *inputs.training, *_ledgers(inputs.segments)],
+            [
+                *inputs.benchmarks,
+                *inputs.training,
+                *_ledgers(inputs.segments),
+                *_timings(inputs.segments),
+            ],
         ),
         "numbers": ({"numbers": numbers}, every),
     }

@@ -2,6 +2,10 @@
 
 Every receipt names the grader that graded its rollouts (``grader``:
 :func:`editcredit.grading.grader_identity.grader_identity`, read when the job starts).
+
+What the clock, the disk or the cluster decides (wall seconds, the budget's time spent, free
+bytes, worker addresses) goes to the receipt's volatile sidecar (``editcredit.audit.volatile``),
+so that a rebuilt segment or control replay writes the same bytes.
 """
 
 from __future__ import annotations
@@ -18,8 +22,9 @@ import torch
 from editcredit.audit.base_pin import guard_base
 from editcredit.audit.identity import write_identity
 from editcredit.audit.provenance import atomic_write_text, write_result_json
+from editcredit.audit.volatile import read_volatile, write_volatile
 from editcredit.grading.grader_identity import grader_identity
-from editcredit.layout import control_run_name, parse_run
+from editcredit.layout import control_run_name, parse_run, volatile_sidecar
 from editcredit.policy.base_job import training_tasks
 from editcredit.policy.devices import bind_gpus
 from editcredit.protocol.budget import Budget, BudgetGuard
@@ -28,6 +33,7 @@ from editcredit.rl.control import replay_control
 from editcredit.rl.gates import UpdateGateFailed
 from editcredit.rl.records import ROLLOUT_SCHEMA, write_table
 from editcredit.rl.segment import SegmentSpec, train_segment
+from editcredit.rl.timing import PHASES
 from editcredit.rl.workers import make_workers
 
 
@@ -85,14 +91,40 @@ def run_budget_guard(
     receipt_dir: str,
 ) -> BudgetGuard:
     """The run's budget (config ``budgets.run``) with what its earlier segments spent (their
-    ``segment.json`` ledgers): the caps hold for the whole run, not per segment."""
+    ``segment.json`` ledgers, and the time spent from its volatile sidecar): the caps hold for
+    the whole run, not per segment."""
     spent, failed = {}, 0
     if start_state:
-        earlier = json.loads((Path(start_state) / "segment.json").read_text()).get("budget")
+        receipt = Path(start_state) / "segment.json"
+        earlier = json.loads(receipt.read_text()).get("budget")
         if earlier:
-            spent, failed = earlier["spent"], int(earlier["infra_failures"])
+            timed = read_volatile(receipt).get("budget_spent", {})
+            spent, failed = {**earlier["spent"], **timed}, int(earlier["infra_failures"])
     caps = Budget.from_mapping(budget, where="config budgets.run")
     return BudgetGuard(run, caps, spent, failed, receipt_dir=receipt_dir, gpus=gpus)
+
+
+def stable_workers(described: dict[str, Any]) -> dict[str, Any]:
+    """What a receipt keeps of where the rollout workers ran: their kind and number. Addresses,
+    Ray node ids and which actor took which groups change from run to run (the sidecar's)."""
+    out = {"kind": described["kind"]}
+    if "workers" in described:
+        out["workers"] = described["workers"]
+    if "actor_nodes" in described:
+        out["workers"] = len(described["actor_nodes"])
+    return out
+
+
+def run_seconds(start_state: str | None, steps: list[dict[str, float]]) -> dict[str, float]:
+    """The run's phase seconds so far: its earlier segments' (the previous sidecar's
+    ``run_seconds``) plus this segment's steps."""
+    earlier: dict[str, float] = {}
+    if start_state:
+        receipt = Path(start_state) / "segment.json"
+        earlier = read_volatile(receipt).get("run_seconds")
+        if not isinstance(earlier, dict):
+            raise ValueError(f"{volatile_sidecar(receipt)}: no run_seconds of the earlier segments")
+    return {k: float(earlier.get(k, 0.0)) + sum(s[k] for s in steps) for k in PHASES}
 
 
 def train_config(
@@ -180,14 +212,18 @@ def train_segment_job(
     workers = make_workers(training["ray"], worker_kwargs)
     try:
         receipt = train_segment(spec, cfg, pool, workers, training["health"], device, budget=guard)
-        receipt["workers"] = workers.describe()
+        volatile = receipt.pop("volatile")
+        volatile["workers"] = workers.describe()
+        receipt["workers"] = stable_workers(volatile["workers"])
     except UpdateGateFailed as failed:
         path = _gate_receipt(gate_dir, run, failed.record)
         raise GateFailed(f"{failed}; receipt {path}") from failed
     finally:
         workers.close()
     receipt["grader"] = grader
-    receipt["storage"] = storage
+    receipt["storage"] = {k: v for k, v in storage.items() if k != "free_bytes"}
+    volatile["storage"] = {"free_bytes": storage["free_bytes"]}
+    volatile["run_seconds"] = run_seconds(start_state, volatile["steps"])
     if quarantine:
         receipt["quarantined"] = quarantine
     known = {}
@@ -196,11 +232,12 @@ def train_segment_job(
         known[start_model] = base_check["directory_sha256"]
     gate = receipt.get("first_segment_gate")
     if gate is not None and not gate["passed"]:
-        failed = _gate_receipt(gate_dir, run, receipt)
+        failed = _gate_receipt(gate_dir, run, {**receipt, "volatile": volatile})
         raise GateFailed(f"{run}: first-segment gate failed {gate['checks']}; receipt {failed}")
     inputs = [start_model, tasks_path] + ([start_state] if start_state else [])
     inputs += [controls_path] if controls_path else []
     write_result_json(Path(out_dir) / "segment.json", receipt, inputs, config, known)
+    write_volatile(Path(out_dir) / "segment.json", volatile)
     write_identity(Path(out_dir), config=config)
     return receipt
 
@@ -223,7 +260,8 @@ def control_replay_job(
     generation: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Rule control_replay: the base policy on seed ``seed``'s draws of steps 1..endpoint
-    (``rl.control``); writes the rollouts (``out``) and a receipt beside them."""
+    (``rl.control``); writes the rollouts (``out``), a receipt beside them, and the receipt's
+    volatile sidecar (wall seconds, where the workers ran)."""
     cfg = train_config(training, agent, "O", int(seed))
     steps = int(training["endpoint_step"])
     base_check = guard_base(base_model, config.get("models"))
@@ -254,9 +292,8 @@ def control_replay_job(
         "steps": steps,
         "rollouts": len(rows),
         "base_model": base_model,
-        "seconds": time.monotonic() - started,
         "device": str(device),
-        "workers": where,
+        "workers": stable_workers(where),
         "grader": grader,
     }
     if quarantine:
@@ -266,5 +303,7 @@ def control_replay_job(
         receipt["base_check"] = base_check
         known[base_model] = base_check["directory_sha256"]
     inputs = [base_model, tasks_path] + ([controls_path] if controls_path else [])
+    seconds = time.monotonic() - started
     write_result_json(out_path.with_suffix(".json"), receipt, inputs, config, known)
+    write_volatile(out_path.with_suffix(".json"), {"seconds": seconds, "workers": where})
     return receipt

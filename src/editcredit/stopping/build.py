@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from editcredit.audit.provenance import write_result_json, write_result_parquet
+from editcredit.audit.volatile import write_volatile
 from editcredit.data.freeze import load_tasks
 from editcredit.data.task import Task
 from editcredit.evaluation.sandboxes import INFRA_ERRORS
@@ -270,10 +271,13 @@ def checkpoints_job(
         "by_split": {
             k: sum(r["split"] == k for r in rows) for k in sorted({r["split"] for r in rows})
         },
-        "seconds": time.monotonic() - started,
         "budget": guard.ledger(),
     }
+    spent = receipt["budget"]["spent"]
+    timed = {k: spent.pop(k) for k in ("wall_seconds", "gpu_hours")}  # the sidecar's
     write_result_json(Path(out).with_suffix(".json"), receipt, inputs, config)
+    seconds = time.monotonic() - started
+    write_volatile(Path(out).with_suffix(".json"), {"seconds": seconds, "budget_spent": timed})
     print(
         json.dumps({k: receipt[k] for k in ("model", "trajectories", "points", "distinct_trees")})
     )
