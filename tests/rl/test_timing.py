@@ -11,7 +11,12 @@ import pytest
 from editcredit.audit.volatile import write_volatile
 from editcredit.rl.segment import SegmentSpec, segment_receipt
 from editcredit.rl.timing import PHASES, segment_volatile, step_seconds
-from editcredit.rl.train_job import run_budget_guard, run_seconds, stable_workers
+from editcredit.rl.train_job import (
+    earlier_run_seconds,
+    run_budget_guard,
+    run_seconds,
+    stable_workers,
+)
 
 
 def _previous(tmp_path: Path, sidecar: dict | None) -> Path:
@@ -37,7 +42,7 @@ def test_a_previous_segment_without_its_sidecar_is_named(tmp_path):
     with pytest.raises(ValueError, match=r"step_1/segment\.volatile\.json.*missing"):
         run_budget_guard("M-s1", None, str(seg), 0, str(tmp_path / "b"))
     with pytest.raises(ValueError, match=r"segment\.volatile\.json"):
-        run_seconds(str(seg), [])
+        earlier_run_seconds(str(seg))
 
 
 def test_phase_seconds_add_up_over_the_run(tmp_path):
@@ -49,13 +54,15 @@ def test_phase_seconds_add_up_over_the_run(tmp_path):
         "seconds_counterfactual": 0.25,
         "seconds_update": 2.0,
     }
-    assert run_seconds(str(seg), steps) == {
+    assert run_seconds(earlier_run_seconds(str(seg)), steps) == {
         "seconds_rollout": 5.5,
         "seconds_counterfactual": 1.25,
         "seconds_update": 2.5,
     }
-    assert run_seconds(None, steps) == steps[0]  # the run's first segment
-    assert set(run_seconds(None, [])) == set(PHASES)
+    assert run_seconds(earlier_run_seconds(None), steps) == steps[0]  # the run's first segment
+    write_volatile(seg / "segment.json", {"run_seconds": {"seconds_rollout": 1.0}})
+    with pytest.raises(ValueError, match="no run_seconds"):
+        earlier_run_seconds(str(seg))
 
 
 def test_the_receipt_keeps_the_workers_kind_and_number_and_no_clock():

@@ -115,16 +115,21 @@ def stable_workers(described: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def run_seconds(start_state: str | None, steps: list[dict[str, float]]) -> dict[str, float]:
-    """The run's phase seconds so far: its earlier segments' (the previous sidecar's
-    ``run_seconds``) plus this segment's steps."""
-    earlier: dict[str, float] = {}
-    if start_state:
-        receipt = Path(start_state) / "segment.json"
-        earlier = read_volatile(receipt).get("run_seconds")
-        if not isinstance(earlier, dict):
-            raise ValueError(f"{volatile_sidecar(receipt)}: no run_seconds of the earlier segments")
-    return {k: float(earlier.get(k, 0.0)) + sum(s[k] for s in steps) for k in PHASES}
+def earlier_run_seconds(start_state: str | None) -> dict[str, float]:
+    """The phase seconds of the run's earlier segments (the previous sidecar's
+    ``run_seconds``; nothing at the run's first segment), read before training starts."""
+    if not start_state:
+        return dict.fromkeys(PHASES, 0.0)
+    receipt = Path(start_state) / "segment.json"
+    earlier = read_volatile(receipt).get("run_seconds")
+    if not isinstance(earlier, dict) or not all(k in earlier for k in PHASES):
+        raise ValueError(f"{volatile_sidecar(receipt)}: no run_seconds {list(PHASES)}")
+    return {k: float(earlier[k]) for k in PHASES}
+
+
+def run_seconds(earlier: dict[str, float], steps: list[dict[str, float]]) -> dict[str, float]:
+    """The run's phase seconds so far: its earlier segments' plus this segment's steps."""
+    return {k: earlier[k] + sum(s[k] for s in steps) for k in PHASES}
 
 
 def train_config(
@@ -208,6 +213,7 @@ def train_segment_job(
         out_dir, start_model, float(training["health"]["min_free_disk_gb"]), run
     )
     guard = run_budget_guard(run, budget, start_state, gpus, budget_dir)
+    earlier_seconds = earlier_run_seconds(start_state)
     grader = grader_identity(sandbox)
     workers = make_workers(training["ray"], worker_kwargs)
     try:
@@ -223,7 +229,7 @@ def train_segment_job(
     receipt["grader"] = grader
     receipt["storage"] = {k: v for k, v in storage.items() if k != "free_bytes"}
     volatile["storage"] = {"free_bytes": storage["free_bytes"]}
-    volatile["run_seconds"] = run_seconds(start_state, volatile["steps"])
+    volatile["run_seconds"] = run_seconds(earlier_seconds, volatile["steps"])
     if quarantine:
         receipt["quarantined"] = quarantine
     known = {}
