@@ -1,4 +1,5 @@
 # editcredit: the research workflow. `snakemake --cores N` builds everything `rule all` asks.
+import sys
 from pathlib import Path
 
 from snakemake.utils import min_version
@@ -30,6 +31,18 @@ include: "rules/eval.smk"
 include: "rules/stats.smk"
 include: "rules/stop.smk"
 include: "rules/report.smk"
+include: "rules/storage.smk"
+
+
+# The plan's storage forecast (editcredit.storage, docs/design.md "Storage"): one line on every
+# invocation, dry runs included; a plan whose bytes would not leave training.health.
+# min_free_disk_gb free stops here, before any job runs.
+if workflow.is_main_process:
+    from editcredit.storage.forecast import require_fit
+
+    STORAGE_FORECAST = storage_forecast()
+    print(STORAGE_FORECAST.line(), file=sys.stderr)
+    require_fit(STORAGE_FORECAST, "storage forecast")
 
 
 rule all:
@@ -37,6 +50,7 @@ rule all:
     input:
         suite_summaries(),
         endpoint_segments(),
+        pruned_records(),
         layout.AUDIT_SUMMARY,
         eval_targets(),
         stop_targets(),

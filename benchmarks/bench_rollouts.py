@@ -1,53 +1,117 @@
-"""Rollouts per second of the default (generation, environment, grading), split by phase.
+"""Rollouts per second of training's rollout worker, optionally side by side with another checkout.
 
-Uses the trained base policy (models/base/tiny) on the first train tasks of the frozen suite,
-through the docker sandbox pool, with the config's agent budgets. Usage::
+One :class:`~editcredit.rl.rollout_worker.RolloutWorker` (the one a training segment runs:
+generation, the environment, the final grading and the counterfactual of the selected block)
+plays ``--tasks`` GRPO groups of ``--samples`` rollouts of the frozen suite's first train tasks
+from ``models/base/{model}``, through the docker sandbox, with the config's agent budgets.
+Each measurement runs in a fresh process with one checkout's ``src`` first on the path and that
+checkout's own config, so ``--against /path/to/other/checkout`` measures both on the same
+machine in one run, alternating (``--repeats`` rounds), and reports the ratio of the medians::
 
-    python benchmarks/bench_rollouts.py [--tasks 16] [--samples 8]
+    git worktree add /tmp/baseline 2875ef0
+    python benchmarks/bench_rollouts.py --against /tmp/baseline [--tasks 16] [--samples 8]
 
-Writes benchmarks/out/rollouts.json and prints it.
+Tasks are validated by each checkout's own Task model (columns it does not know are left out:
+the other checkout grades with the rules it has). Writes benchmarks/out/rollouts.json.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import threading
+import os
+import statistics
+import subprocess
+import sys
 import time
 from pathlib import Path
-
-import torch
-
-from editcredit.agent.environments import environment_factory
-from editcredit.agent.probe import rollout_and_grade
-from editcredit.agent.probe_job import load_policy
-from editcredit.agent.rollout import RolloutConfig
-from editcredit.config import load_config
-from editcredit.data.freeze import load_tasks
-from editcredit.sandbox.pool import SandboxPool
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-class Timed:
-    """Wraps an object's method and sums the wall time spent in it (thread-safe)."""
+def measure(spec: dict) -> dict:
+    """One measurement, inside the process of one checkout (``spec['checkout']``)."""
+    import pyarrow.parquet as pq
+    import torch
 
-    def __init__(self, obj, method: str) -> None:
-        self.seconds = 0.0
-        self.calls = 0
-        self._lock = threading.Lock()
-        inner = getattr(obj, method)
+    from editcredit.config import load_config
+    from editcredit.data.freeze import JSON_COLUMNS, task_from_record
+    from editcredit.data.task import Task
+    from editcredit.rl.rollout_worker import GroupJob, RolloutWorker, group_seed
 
-        def wrapper(*args, **kwargs):
-            start = time.perf_counter()
-            try:
-                return inner(*args, **kwargs)
-            finally:
-                with self._lock:
-                    self.seconds += time.perf_counter() - start
-                    self.calls += 1
+    torch.set_num_threads(1)
+    config = load_config(Path(spec["checkout"]) / "config" / "config.yaml")
+    known = set(Task.model_fields)
+    rows = [r for r in pq.read_table(spec["tasks"]).to_pylist() if r["split"] == "train"]
+    tasks = [
+        task_from_record({k: v for k, v in r.items() if k in known}, "bench", JSON_COLUMNS)
+        for r in rows[: spec["n_tasks"]]
+    ]
+    worker = RolloutWorker(
+        spec["model_dir"],
+        config["agent"],
+        config["reward"],
+        config.get("grading", {"f_weight": 0.25, "g_weight": 0.25}),
+        config["sandbox"],
+    )
+    inner = getattr(worker.sandbox, "sandbox", worker.sandbox)  # under a memo, if there is one
+    gradings = []
+    grade = inner.grade
 
-        setattr(obj, method, wrapper)
+    def counted(*args, **kwargs):
+        gradings.append(1)
+        return grade(*args, **kwargs)
+
+    inner.grade = counted
+    start = time.perf_counter()
+    rollouts = 0
+    phases = {"rollout": 0.0, "grading": 0.0, "counterfactual": 0.0}
+    try:
+        for task in tasks:
+            job = GroupJob(
+                "bench", 1, task, spec["samples"], group_seed(7, 1, task.instance_id), True, 1.0
+            )
+            out = worker.run_group(job)
+            rollouts += len(out["rows"])
+            for k in phases:
+                phases[k] += out["seconds"][k]
+    finally:
+        worker.close()
+    seconds = time.perf_counter() - start
+    return {
+        "checkout": spec["checkout"],
+        "rollouts": rollouts,
+        "seconds": round(seconds, 2),
+        "rollouts_per_second": round(rollouts / seconds, 3),
+        "sandbox_gradings": len(gradings),
+        "phase_seconds": {k: round(v, 2) for k, v in phases.items()},
+    }
+
+
+def run_checkout(checkout: Path, args) -> dict:
+    spec = {
+        "checkout": str(checkout),
+        "tasks": str(ROOT / "data/frozen/minibugs/tasks.parquet"),
+        "model_dir": str(ROOT / "models/base" / args.model),
+        "n_tasks": args.tasks,
+        "samples": args.samples,
+    }
+    code = (
+        "import json, os; from bench_rollouts import measure; "
+        "print('RESULT ' + json.dumps(measure(json.loads(os.environ['BENCH_SPEC']))))"
+    )
+    path = os.pathsep.join([str(checkout / "src"), str(ROOT / "benchmarks")])
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "PYTHONPATH": path, "BENCH_SPEC": json.dumps(spec)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    lines = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")]
+    if done.returncode != 0 or not lines:
+        raise SystemExit(f"{checkout}: the measurement failed:\n{done.stderr[-3000:]}")
+    return json.loads(lines[-1][len("RESULT ") :])
 
 
 def main() -> None:
@@ -55,48 +119,24 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=16)
     parser.add_argument("--samples", type=int, default=8)
     parser.add_argument("--model", default="tiny")
+    parser.add_argument("--against", type=Path, help="another checkout, measured alternately")
+    parser.add_argument("--repeats", type=int, default=1)
     args = parser.parse_args()
-    torch.set_num_threads(2)
-    config = load_config(ROOT / "config" / "config.yaml")
-    tasks = [
-        t for t in load_tasks(ROOT / "data/frozen/minibugs/tasks.parquet") if t.split == "train"
-    ][: args.tasks]
-    generator, chat = load_policy(str(ROOT / "models/base" / args.model), torch.device("cpu"))
-    gen_timer = Timed(generator, "generate")
-    sandbox_cfg = config["sandbox"]
-    with SandboxPool("docker", sandbox_cfg, int(sandbox_cfg["workers"])) as pool:
-        grade_timer = Timed(pool, "grade")
-        start = time.perf_counter()
-        rows = rollout_and_grade(
-            tasks,
-            args.samples,
-            "bench",
-            pool,
-            generator,
-            chat,
-            RolloutConfig.from_agent(config["agent"]),
-            environment_factory(config["agent"], sandbox_cfg),
-            7,
-            config["reward"],
-            int(sandbox_cfg["workers"]),
-        )
-        total = time.perf_counter() - start
-    workers = int(sandbox_cfg["workers"])
-    result = {
-        "rollouts": len(rows),
-        "seconds": round(total, 2),
-        "rollouts_per_second": round(len(rows) / total, 3),
-        "generation_seconds": round(gen_timer.seconds, 2),
-        "grading_seconds_summed_over_workers": round(grade_timer.seconds, 2),
-        "grading_wall_seconds_estimate": round(grade_timer.seconds / workers, 2),
-        "gradings": grade_timer.calls,
-        "other_seconds": round(total - gen_timer.seconds - grade_timer.seconds / workers, 2),
-        "generated_tokens": sum(sum(r["loss_mask"]) for r in rows),
-    }
+    checkouts = [ROOT] + ([args.against.resolve()] if args.against else [])
+    runs: dict[str, list[dict]] = {str(c): [] for c in checkouts}
+    for r in range(args.repeats):
+        for checkout in checkouts if r % 2 == 0 else checkouts[::-1]:
+            result = run_checkout(checkout, args)
+            runs[str(checkout)].append(result)
+            print(json.dumps(result), flush=True)
+    median = {c: statistics.median(x["rollouts_per_second"] for x in v) for c, v in runs.items()}
+    result = {"tasks": args.tasks, "samples": args.samples, "runs": runs, "median": median}
+    if args.against:
+        result["ratio"] = round(median[str(ROOT)] / median[str(args.against.resolve())], 3)
     out = ROOT / "benchmarks" / "out" / "rollouts.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps(result, indent=2))
+    print(json.dumps({k: v for k, v in result.items() if k != "runs"}, indent=2))
 
 
 if __name__ == "__main__":

@@ -158,6 +158,12 @@ def previous_segment(wildcards):
     return base_model_dir() if prev == 0 else layout.segment_dir(wildcards.run, prev)
 
 
+def training_params():
+    """config training as the training rules' params: less keep_checkpoints (retention decides
+    what stays on disk, not what a segment is, so changing it retrains nothing)."""
+    return {k: v for k, v in config["training"].items() if k != "keep_checkpoints"}
+
+
 def training_tasks_file(wildcards):
     return layout.frozen_tasks(SETTINGS.training.suite)
 
@@ -188,6 +194,54 @@ def endpoint_segments():
 
 def audit_results():
     return [layout.audit_json(r, n) for r in run_names() for n in segment_ends()]
+
+
+# --- storage: retention of intermediate checkpoints and the plan's forecast -------------------
+
+
+def pruned_steps():
+    """Segment ends whose model and optimiser files retention removes (training.keep_checkpoints;
+    the endpoint, every k-th segment and the diagnostic steps stay)."""
+    from editcredit.storage.retention import pruned_steps as pruned
+
+    keep = SETTINGS.training.keep_checkpoints
+    return pruned(segment_ends(), keep, SETTINGS.evaluation.diagnostic_steps)
+
+
+def pruned_records():
+    """The retention records the default target asks for: one per pruned segment of each run."""
+    return [layout.pruned_record(r, n) for r in run_names() for n in pruned_steps()]
+
+
+def prune_inputs(wildcards):
+    """What must exist before a segment's files go: the segment, the next one (no resume needs
+    it then) and the audits that read its model (its own and the next segment's)."""
+    step = int(wildcards.step)
+    if step not in pruned_steps():
+        raise ValueError(
+            f"step {step} of {wildcards.run} is kept (training.keep_checkpoints)"
+        )
+    after = step + SETTINGS.training.segment_steps
+    return {
+        "segment": layout.segment_dir(wildcards.run, step),
+        "next": layout.segment_dir(wildcards.run, after),
+        "audits": [layout.audit_json(wildcards.run, n) for n in (step, after)],
+    }
+
+
+def storage_forecast():
+    """The plan's bytes still to write against the free space (editcredit.storage.plan)."""
+    from editcredit.storage.plan import PlanFacts, study_forecast
+
+    facts = PlanFacts(
+        runs=run_names(),
+        segment_ends=segment_ends(),
+        pruned=pruned_steps(),
+        eval_jobs=[
+            (m, e) for m in eval_model_specs() for e in SETTINGS.evaluation.evalsets
+        ],
+    )
+    return study_forecast(SETTINGS, facts, Path("."))
 
 
 # --- evaluation: eval models are 'base' and each run at the endpoint (docs/outputs.md) ------

@@ -16,7 +16,7 @@ rule train_segment:
         gpu=config["training"]["gpu"],
         mem_mb=mem_mb("train_segment", 8000),
     params:
-        training=config["training"],
+        training=training_params(),
         agent=config["agent"],
         generation=config["generation"],
         reward=config["reward"],
@@ -47,7 +47,7 @@ rule control_replay:
         gpu=config["training"]["gpu"],
         mem_mb=mem_mb("control_replay", 8000),
     params:
-        training=config["training"],
+        training=training_params(),
         agent=config["agent"],
         generation=config["generation"],
         reward=config["reward"],

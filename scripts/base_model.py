@@ -13,4 +13,5 @@ with logged(snakemake.log[0]):  # noqa: F821 - injected by Snakemake
         controls_path=snakemake.input.controls or None,  # noqa: F821
         out_dir=snakemake.output.model,  # noqa: F821
         gpus=snakemake.resources.gpu,  # noqa: F821
+        budget=snakemake.config.get("budgets", {}).get("base_model"),  # noqa: F821
     )

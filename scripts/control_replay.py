@@ -20,4 +20,5 @@ with logged(sm.log[0]):
         threads=sm.threads,
         config=sm.config,
         generation=sm.params.generation,
+        budget=sm.config.get("budgets", {}).get("run"),
     )

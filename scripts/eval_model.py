@@ -20,4 +20,7 @@ with logged(snakemake.log[0]):  # noqa: F821 - injected by Snakemake
         threads=snakemake.threads,  # noqa: F821
         config=snakemake.config,  # noqa: F821
         generation=snakemake.params.generation,  # noqa: F821
+        # the storage floor, read from the config (not params: a new floor reruns nothing)
+        storage=snakemake.config["training"]["health"],  # noqa: F821
+        budget=snakemake.config.get("budgets", {}).get("evaluation"),  # noqa: F821
     )

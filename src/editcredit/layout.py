@@ -118,6 +118,8 @@ def base_model_dir(model: str) -> str:
 
 # --- training ---------------------------------------------------------------------------------
 
+RUNS = "runs"
+"""Where every training run's segments go (the forecast reads the free space there)."""
 SEGMENT = "runs/{run}/step_{step}"
 """A training segment's directory (model, optimiser state, rollouts, metrics)."""
 CONTROL_REPLAY = "results/training/control/s{seed}.parquet"
@@ -150,6 +152,35 @@ def parse_segment_dir(path: str | Path) -> tuple[str, int]:
 def control_replay(seed: int) -> str:
     """The no-learning control of a training seed (the base policy on the seed's draws)."""
     return CONTROL_REPLAY.format(seed=int(seed))
+
+
+PRUNED = "runs/{run}/pruned/step_{step}.json"
+"""What retention (``training.keep_checkpoints``) removed from a segment (rule prune_segment)."""
+
+
+def pruned_record(run: str, step: int) -> str:
+    return PRUNED.format(run=run, step=int(step))
+
+
+# --- storage ----------------------------------------------------------------------------------
+
+STORAGE_RECEIPT = "logs/storage/{job}/{attempt}.json"
+"""The receipt of a job stopped by the storage monitor; ``{attempt}`` counts 1, 2, ... and an
+earlier receipt is never overwritten."""
+
+
+def train_job(run: str, step: int) -> str:
+    """The name of a training segment's job in receipts: ``train_segment/M-s42/step_4``."""
+    return f"train_segment/{run}/step_{int(step)}"
+
+
+def eval_job(model: str, evalset: str) -> str:
+    """The name of an evaluation job in receipts: ``eval_model/base/holdout``."""
+    return f"eval_model/{model}/{evalset}"
+
+
+def storage_receipt(job: str, attempt: int) -> str:
+    return STORAGE_RECEIPT.format(job=job, attempt=int(attempt))
 
 
 # --- audits -----------------------------------------------------------------------------------
@@ -200,6 +231,14 @@ def parse_eval_slots(path: str | Path) -> tuple[str, str]:
 # --- the stop-or-continue study (METHOD §12) --------------------------------------------------
 
 PROTOCOL_RECEIPT = "logs/protocols/{study}.json"
+BUDGET_DIR = "logs/budgets"
+"""Receipts of jobs a budget cap stopped (``{scope}-{time}-{pid}.json``), the study ledgers and
+the spend records of jobs whose outputs carry no ledger (METHOD §11)."""
+STUDY_LEDGER = "logs/budgets/{study}.ledger.jsonl"
+"""A study's spend, one line per unit of work of any of its jobs, appended under a file lock."""
+SPEND_RECORDS = "logs/budgets/spend"
+"""The spend record of each attempt of a job whose output may hold no wall-clock figure (the
+base model: its receipt is a function of config and data)."""
 STOP_CHECKPOINTS = "results/stop/{model}/checkpoints.parquet"
 STOP_CHECKPOINTS_RECEIPT = "results/stop/{model}/checkpoints.json"
 STOP_SCORES = "results/stop/scores.parquet"
@@ -211,6 +250,20 @@ STOP_FIGURE = "paper/figures/stop_curve.{ext}"
 
 def protocol_receipt(study: str) -> str:
     return PROTOCOL_RECEIPT.format(study=study)
+
+
+def base_scope(model: str) -> str:
+    """``base_model-{model}``: the budget scope of a trained base model (receipt names)."""
+    return f"base_model-{model}"
+
+
+def eval_scope(model: str, evalset: str) -> str:
+    """``eval-{model}-{evalset}``: the budget scope of one eval_model job (receipt names)."""
+    return f"eval-{model}-{evalset}"
+
+
+def study_ledger(study: str) -> str:
+    return STUDY_LEDGER.format(study=study)
 
 
 def stop_checkpoints(model: str) -> str:

@@ -281,6 +281,7 @@ class HealthSettings(Section):
     availability_window: int
     min_availability: float
     min_free_disk_gb: float
+    min_free_inodes: int
 
 
 @dataclass(frozen=True)
@@ -297,6 +298,7 @@ class TrainingSettings(Section):
     plan: dict[str, list[int]]
     endpoint_step: int
     segment_steps: int
+    keep_checkpoints: int
     gpu: int
     ray: RaySettings
     grpo: dict[str, Any]
@@ -416,7 +418,8 @@ class StatsSettings(Section):
 
 @dataclass(frozen=True)
 class BudgetCaps(Section):
-    """``budgets.run`` or ``budgets.studies.<study>``: caps declared before a job (0 = none)."""
+    """``budgets.run``, ``.evaluation``, ``.base_model`` or ``.studies.<study>``: caps declared
+    before a job (0 = none)."""
 
     steps: float
     tokens: float
@@ -427,9 +430,12 @@ class BudgetCaps(Section):
 
 @dataclass(frozen=True)
 class BudgetSettings(Section):
-    """``budgets``: the caps of each training run and of each pre-registered study (METHOD §11)."""
+    """``budgets``: the caps of each training run (and control replay), each evaluation job,
+    each trained base model and each pre-registered study (METHOD §11)."""
 
     run: BudgetCaps
+    evaluation: BudgetCaps
+    base_model: BudgetCaps
     studies: dict[str, BudgetCaps]
 
 

@@ -206,3 +206,28 @@ def test_many_affected_files_are_grouped_by_directory(tree):
     text = format_report(verify_tree(tree))
     assert "results/controls/toy/tasks/ (40 files)" in text
     assert "t17.json" not in text
+
+
+def test_a_pruned_checkpoint_verifies_by_its_retention_record(tree):
+    """training.keep_checkpoints: the removed model file is missing by record, and the audit
+    that recorded the model directory before the removal still verifies; without the record
+    (or with another hash in it) the same tree fails."""
+    from editcredit.storage.retention import prune_segment
+
+    seg = tree / "runs/M-s1/step_2"
+    record = tree / "runs/M-s1/pruned/step_2.json"
+    prune_segment(seg.relative_to(tree), record.relative_to(tree), {"run": "M-s1"})
+    assert not (seg / "model/model.safetensors").exists()
+    report = verify_tree(tree)
+    assert report.ok, format_report(report)
+    assert report.counts["files removed by retention"] == 1
+
+    body = json.loads(record.read_text())
+    body["removed"][0]["sha256"] = "0" * 64
+    record.write_text(json.dumps(body))
+    report = verify_tree(tree)
+    paths = {f.path: f.kind for f in report.findings}
+    assert paths["runs/M-s1/step_2/model/model.safetensors"] == "identity"
+    assert paths["runs/M-s1/step_2/model"] == "input"
+    record.unlink()
+    assert not verify_tree(tree).ok

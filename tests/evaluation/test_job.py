@@ -54,7 +54,7 @@ def study(tmp_path, monkeypatch):
     return tasks_path, model_dir
 
 
-def run_job(study, script, make_sandbox, cfg):
+def run_job(study, script, make_sandbox, cfg, storage=None):
     tasks_path, model_dir = study
     chat = FakeChat()
     generator = ScriptedGenerator(chat, script)
@@ -76,6 +76,7 @@ def run_job(study, script, make_sandbox, cfg):
         config={"c": 1},
         make_sandbox=make_sandbox,
         load_policy_fn=lambda: (generator, chat),
+        storage=storage,
     )
     scores = scores_job(
         str(out / "slots.parquet"),
@@ -208,3 +209,47 @@ def test_a_changed_plan_is_a_new_version_and_keeps_the_attempts_of_unchanged_sli
     assert generator.calls == 0 and again["journal"] == summary["journal"]
     body = task_files(out)["toy__calc__0"]
     assert body["plan_version"] == 2 and body["plan_sha256"] == second["plan_sha256"]
+
+
+def test_too_few_free_inodes_stop_the_job_before_a_batch_and_a_rerun_resumes(study, monkeypatch):
+    """Storage (METHOD §5): the monitor reads the file system before each round and batch; at
+    five free inodes the job stops with a receipt and writes no declared output; the journal
+    keeps the first batch, and the next run (disk freed) resumes from it."""
+    from types import SimpleNamespace
+
+    from editcredit.storage import monitor as mon
+    from editcredit.storage.monitor import StorageLow
+
+    calls = []
+
+    def statvfs(path):  # plenty for: before round 1, before batch 1; then five inodes
+        calls.append(path)
+        inodes = 10**6 if len(calls) <= 2 else 5
+        return SimpleNamespace(f_bavail=10**7, f_frsize=4096, f_favail=inodes, f_files=10**7)
+
+    monkeypatch.setattr(mon, "statvfs", statvfs)
+    floor = {"min_free_disk_gb": 1.0, "min_free_inodes": 100}
+    with pytest.raises(StorageLow, match="before round 1 batch 2: 5 inodes free") as err:
+        run_job(study, submit_only, lambda: None, eval_cfg(), storage=floor)
+    out = Path("results/eval/planted/holdout")
+    assert not (out / "slots.parquet").exists() and not (out / "predictions").exists()
+    assert not list(out.glob("toy__*.json"))
+    assert err.value.receipt == Path("logs/storage/eval_model/planted/holdout/1.json")
+    receipt = json.loads(err.value.receipt.read_text())
+    assert (
+        receipt["where"] == "before round 1 batch 2" and receipt["floor"]["min_free_inodes"] == 100
+    )
+
+    monkeypatch.setattr(
+        mon,
+        "statvfs",
+        lambda p: SimpleNamespace(f_bavail=10**7, f_frsize=4096, f_favail=10**6, f_files=10**7),
+    )
+    _, summary, scores, generator = run_job(
+        study, submit_only, lambda: None, eval_cfg(), storage=floor
+    )
+    assert summary["resumed_attempts"] == 8  # batch 1: four generations and their gradings
+    assert scores["N"] == 12 and (out / "slots.parquet").is_file()
+    assert list(Path("logs/storage/eval_model/planted/holdout").glob("*.json")) == [
+        err.value.receipt
+    ]

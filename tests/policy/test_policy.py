@@ -155,20 +155,3 @@ def test_seed_identifiers_name_the_function_first():
     from editcredit.agent.expert_corpus import seed_identifiers
 
     assert seed_identifiers(make_calc_task()) == ["add"]  # a, b: one letter, kept
-
-
-def test_memo_sandbox_grades_each_tree_once():
-    from taskfactory import make_calc_task
-
-    from editcredit.agent.expert_corpus import MemoSandbox
-
-    calls = []
-
-    class Counting:
-        def grade(self, task, patch):
-            calls.append(patch)
-            return len(calls)
-
-    memo = MemoSandbox(Counting())
-    task = make_calc_task()
-    assert [memo.grade(task, p) for p in ["x", "y", "x"]] == [1, 2, 1] and calls == ["x", "y"]

@@ -64,7 +64,7 @@ def test_the_control_replay_leaves_them_out_and_lists_them(tasks_file, tmp_path,
     pools = []
     monkeypatch.setattr(train_job, "make_workers", lambda *a, **k: Workers())
     monkeypatch.setattr(
-        train_job, "replay_control", lambda cfg, steps, pool, w: pools.append(pool) or []
+        train_job, "replay_control", lambda cfg, steps, pool, w, **kw: pools.append(pool) or []
     )
     training = copy.deepcopy(CONFIG["training"])
     training["quarantine"] = {"toy__calc__add_0": "its image lost a dependency"}

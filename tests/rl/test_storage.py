@@ -1,14 +1,26 @@
-"""The storage guard (METHOD §5): a segment stops cleanly, with a receipt, when its declared
-checkpoint bytes would leave less free disk than the floor."""
+"""The storage guard of training (METHOD §5): a segment stops cleanly, with a receipt, when its
+declared checkpoint bytes would leave less free disk than the floor, or too few inodes are free,
+before training and before each step; nothing of the segment is written."""
 
 from __future__ import annotations
 
+import copy
 import json
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
-from policyfactory import tiny_qwen2
+from policyfactory import tiny_qwen2, toy_tasks, train_toy_policy
+from taskfactory import CONFIG
 
-from editcredit.rl.train_job import StorageLow, check_storage, expected_checkpoint_bytes
+from editcredit.rl.train_job import (
+    check_storage,
+    expected_checkpoint_bytes,
+    segment_monitor,
+    train_segment_job,
+)
+from editcredit.storage import monitor as mon
+from editcredit.storage.monitor import StorageLow
 
 
 @pytest.fixture
@@ -25,9 +37,71 @@ def test_expected_bytes_are_weights_and_two_adam_moments(model_dir):
 
 def test_low_disk_stops_with_a_receipt(model_dir, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    ok = check_storage(str(tmp_path / "runs" / "r" / "step_2"), str(model_dir[0]), 0.0, "M-s1")
+    out = str(tmp_path / "runs" / "M-s1" / "step_2")
+    health = {"min_free_disk_gb": 0.0, "min_free_inodes": 0}
+    ok = check_storage(segment_monitor(out, health, "M-s1", 2), str(model_dir[0]))
     assert ok["free_bytes"] > ok["expected_checkpoint_bytes"] > 0
+    health = {"min_free_disk_gb": 1e9, "min_free_inodes": 0}
     with pytest.raises(StorageLow, match="stopped before training"):
-        check_storage(str(tmp_path / "runs" / "r" / "step_2"), str(model_dir[0]), 1e9, "M-s1")
-    (receipt,) = (tmp_path / "logs" / "storage").glob("M-s1-*.json")
-    assert json.loads(receipt.read_text())["min_free_gb"] == 1e9
+        check_storage(segment_monitor(out, health, "M-s1", 2), str(model_dir[0]))
+    (receipt,) = (tmp_path / "logs/storage/train_segment/M-s1/step_2").glob("*.json")
+    body = json.loads(receipt.read_text())
+    assert body["floor"]["min_free_bytes"] == 1e18 and body["where"] == "before training"
+    assert body["need_bytes"] == 12 * model_dir[1]
+
+
+def _statvfs_running_out(after: int):
+    """A statvfs with plenty free for ``after`` calls, then five free inodes."""
+    calls = []
+
+    def statvfs(path):
+        calls.append(path)
+        inodes = 10**6 if len(calls) <= after else 5
+        return SimpleNamespace(f_bavail=10**7, f_frsize=4096, f_favail=inodes, f_files=10**7)
+
+    return statvfs, calls
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_real_segment_stops_before_the_step_that_finds_too_few_inodes(
+    tmp_path, monkeypatch, docker_sandbox
+):
+    from editcredit.data.freeze import write_parquet
+
+    base = train_toy_policy(tmp_path / "base" / "model", docker_sandbox, sft_steps=200)
+    tasks = tmp_path / "tasks.parquet"
+    write_parquet(toy_tasks(), tasks)
+    monkeypatch.chdir(tmp_path)
+    # checks: before training, before step 1 (plenty), before step 2 (five inodes)
+    statvfs, calls = _statvfs_running_out(after=2)
+    monkeypatch.setattr(mon, "statvfs", statvfs)
+    training = copy.deepcopy(CONFIG["training"])
+    training["segment_steps"] = 2
+    training["grpo"].update(tasks_per_step=2, group_size=2, micro_batch_size=4)
+    training["ray"] = {"enabled": False, "address": "", "num_workers": 1}
+    training["health"] = {**training["health"], "min_free_inodes": 100}
+    out = Path("runs/O-s42/step_2")
+    with pytest.raises(StorageLow, match="before step 2: 5 inodes free") as err:
+        train_segment_job(
+            run="O-s42",
+            step=2,
+            previous=str(base),
+            tasks_path=str(tasks),
+            controls_path=None,
+            out_dir=str(out),
+            training=training,
+            agent={**CONFIG["agent"], "max_turns": 3, "max_new_tokens": 24},
+            reward=CONFIG["reward"],
+            grading=CONFIG["grading"],
+            sandbox=CONFIG["sandbox"],
+            gpus=0,
+            threads=1,
+            config={"test": True},
+        )
+    assert len(calls) == 3
+    assert not out.exists() and not out.with_name(".step_2.tmp").exists()  # nothing written
+    assert err.value.receipt == Path("logs/storage/train_segment/O-s42/step_2/1.json")
+    receipt = json.loads(err.value.receipt.read_text())
+    assert receipt["where"] == "before step 2" and receipt["state"]["free_inodes"] == 5
+    assert receipt["need_bytes"] == expected_checkpoint_bytes(str(base))

@@ -52,6 +52,19 @@ def test_dry_run_lists_the_pending_targets(workdir):
     for rule in ("freeze_suite", "control", "all"):
         assert rule in out
     assert "data/frozen/minibugs/tasks.parquet" in out
+    # the plan's storage forecast: one line; nothing is built yet (7 runs x 2 segments)
+    (line,) = [x for x in proc.stderr.splitlines() if x.startswith("storage forecast:")]
+    assert "14 segment checkpoint(s)" in line and line.endswith(": fits")
+
+
+def test_a_plan_that_does_not_fit_the_free_space_stops_before_any_job(workdir):
+    (workdir / "extra.yaml").write_text("training:\n  health:\n    min_free_disk_gb: 1.0e+9\n")
+    proc = smk("--cores", "1", "--configfile", "extra.yaml", cwd=workdir)
+    assert proc.returncode != 0
+    err = proc.stdout + proc.stderr
+    assert "StorageForecastError" in err and "GB short" in err and "DOES NOT FIT" in err
+    assert "training.health.min_free_disk_gb" in err
+    assert not (workdir / "data/frozen").exists() and not (workdir / "logs").exists()
 
 
 def test_bad_config_value_names_the_field(workdir):

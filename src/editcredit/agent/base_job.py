@@ -9,9 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from editcredit.agent.expert_corpus import expert_corpus, expert_environment
+from editcredit.layout import base_scope
 from editcredit.policy.base_job import training_tasks
 from editcredit.policy.base_training import fit_base_model
 from editcredit.policy.devices import bind_gpus
+from editcredit.protocol.budget import job_guard, write_spend_record
 from editcredit.sandbox.pool import SandboxPool
 
 
@@ -24,11 +26,18 @@ def base_model_job(
     out_dir: str,
     gpus: int,
     corpus_paths: list[str] | None = None,
+    budget: dict[str, Any] | None = None,
 ) -> None:
     """Rule base_model: expert episodes on the suite's training tasks (and on the train tasks
     of the model's corpus suites, ``corpus_paths``), then the tiny LM fitted on them (an HF
-    directory with its identity receipt in ``out_dir``)."""
+    directory with its identity receipt in ``out_dir``).
+
+    ``budget`` (config ``budgets.base_model``) caps each trained base: checked before each
+    expert batch and each SFT chunk; a cap crossed stops the job with a receipt under
+    ``logs/budgets/`` and no model directory. The spend of a completed job is its spend record
+    under ``logs/budgets/spend/`` (the model's receipt holds no wall-clock figure)."""
     out = Path(out_dir)
+    guard = job_guard(base_scope(out.name), budget, "config budgets.base_model", gpus=int(gpus))
     device = bind_gpus(int(gpus))
     tasks = training_tasks(tasks_path, controls_path)
     extra = [t for p in corpus_paths or [] for t in training_tasks(p, None)]
@@ -40,7 +49,8 @@ def base_model_job(
     with SandboxPool(sandbox_cfg["backend"], sandbox_cfg, workers) as pool:  # experts only
         make_env = expert_environment(agent_cfg, sandbox_cfg)
         turns = int(agent_cfg["max_turns"])
-        corpus, names = expert_corpus(tasks, pool, experts, make_env, turns, workers)
+        corpus, names = expert_corpus(tasks, pool, experts, make_env, turns, workers, guard)
     seconds = time.monotonic() - start
-    stats = fit_base_model(corpus, names, model_cfg, out, device, len(tasks), seconds)
+    stats = fit_base_model(corpus, names, model_cfg, out, device, len(tasks), seconds, guard)
     print(json.dumps(stats, indent=1))
+    print(f"{out}: spend {json.dumps(guard.ledger())} ({write_spend_record(guard)})")

@@ -9,7 +9,8 @@ from __future__ import annotations
 import ast
 import builtins
 import random
-import threading
+import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -19,27 +20,11 @@ from editcredit.agent.environments import EnvironmentMaker, environment_factory
 from editcredit.agent.experts import expert_actions, run_expert_episode
 from editcredit.agent.search_expert import search_episode
 from editcredit.data.task import Task
-from editcredit.sandbox.base import grade_selected
+from editcredit.protocol.budget import BudgetGuard
+from editcredit.sandbox.memo import GradingMemo
 
-
-class MemoSandbox:
-    """A sandbox that grades each (task, patch) once: expert episodes of one task reach the
-    same trees again and again (the gold tree above all), and tests are deterministic."""
-
-    def __init__(self, sandbox) -> None:
-        self.sandbox = sandbox
-        self._cache: dict[tuple[str, str, tuple[str, ...]], Any] = {}
-        self._lock = threading.Lock()
-
-    def grade(self, task: Task, patch: str, select: list[str] | None = None):
-        key = (task.instance_id, patch, tuple(select or ()))
-        with self._lock:
-            if key in self._cache:
-                return self._cache[key]
-        report = grade_selected(self.sandbox, task, patch, select)
-        with self._lock:
-            self._cache.setdefault(key, report)
-        return report
+#: expert episodes played between two budget checks
+EXPERT_BATCH = 64
 
 
 def expert_environment(agent_cfg: dict[str, Any], sandbox_cfg: dict[str, Any]) -> EnvironmentMaker:
@@ -53,6 +38,34 @@ def expert_environment(agent_cfg: dict[str, Any], sandbox_cfg: dict[str, Any]) -
     return environment_factory(agent_cfg, sandbox_cfg)
 
 
+def play_batches(
+    play: Callable[[Any], Any],
+    jobs: Sequence[Any],
+    memo: GradingMemo,
+    workers: int,
+    budget: BudgetGuard | None,
+) -> list[Any]:
+    """``play`` each job on ``workers`` threads, :data:`EXPERT_BATCH` jobs at a time, in order;
+    with a ``budget`` each batch is checked before it starts and its gradings and wall time
+    added after (the episodes are the same whatever the batching)."""
+    out: list[Any] = []
+    with ThreadPoolExecutor(workers) as ex:
+        for start in range(0, len(jobs), EXPERT_BATCH):
+            batch = jobs[start : start + EXPERT_BATCH]
+            if budget is not None:
+                budget.check(
+                    f"expert batch {start // EXPERT_BATCH + 1} (episodes {start + 1}..)", "expert"
+                )
+            clock, graded = time.monotonic(), memo.gradings
+            out += list(ex.map(play, batch))
+            if budget is not None:
+                seconds = time.monotonic() - clock
+                budget.add(
+                    {"gradings": memo.gradings - graded, "wall_seconds": seconds}, unit="expert"
+                )
+    return out
+
+
 def expert_corpus(
     tasks: list[Task],
     sandbox,
@@ -60,12 +73,13 @@ def expert_corpus(
     make_env: EnvironmentMaker,
     max_turns: int,
     workers: int,
+    budget: BudgetGuard | None = None,
 ) -> tuple[list[tuple[list[str], list[str]]], list[list[str]]]:
     """Expert episodes (observations, actions), played through the real environment (fresh
     ones from ``make_env``), and the identifiers of each episode's seed function (its name
-    first)."""
+    first). With a ``budget``, checked before each batch of :data:`EXPERT_BATCH` episodes."""
     if cfg.get("kind", "oracle") == "search":
-        return search_corpus(tasks, sandbox, cfg, make_env, max_turns, workers)
+        return search_corpus(tasks, sandbox, cfg, make_env, max_turns, workers, budget)
     jobs = []
     style = str(cfg.get("fragment_style", "minimal"))
     for task in tasks:
@@ -76,9 +90,10 @@ def expert_corpus(
             )
             if actions:
                 jobs.append((task, actions))
-    memo = MemoSandbox(sandbox)
-    with ThreadPoolExecutor(workers) as ex:
-        episodes = list(ex.map(lambda job: run_expert_episode(make_env(memo), *job), jobs))
+    memo = GradingMemo(sandbox)
+    episodes = play_batches(
+        lambda job: run_expert_episode(make_env(memo), *job), jobs, memo, workers, budget
+    )
     return episodes, [seed_identifiers(task) for task, _ in jobs]
 
 
@@ -89,6 +104,7 @@ def search_corpus(
     make_env: EnvironmentMaker,
     max_turns: int,
     workers: int,
+    budget: BudgetGuard | None = None,
 ) -> tuple[list[tuple[list[str], list[str]]], list[list[str]]]:
     """Episodes of the searching expert (it sees only what the agent sees), played through
     the real environment, and each episode's seed-function identifiers."""
@@ -100,15 +116,21 @@ def search_corpus(
         for task in tasks
         for k in range(int(cfg["episodes_per_task"]))
     ]
-    memo = MemoSandbox(sandbox)
+    memo = GradingMemo(sandbox)
 
     def play(job):
         task, rng = job
         env = make_env(memo)
         return search_episode(env, task, rng, weights, max_turns, style, pool, str(cfg["seed"]))
 
-    with ThreadPoolExecutor(workers) as ex:
-        episodes = list(tqdm(ex.map(play, jobs), total=len(jobs), desc="experts", mininterval=5))
+    with tqdm(total=len(jobs), desc="experts", mininterval=5) as bar:
+
+        def played(job):
+            episode = play(job)
+            bar.update(1)
+            return episode
+
+        episodes = play_batches(played, jobs, memo, workers, budget)
     kept = [(e, seed_identifiers(t)) for e, (t, _) in zip(episodes, jobs, strict=True) if e[1]]
     return [e for e, _ in kept], [n for _, n in kept]
 

@@ -17,6 +17,7 @@ from editcredit.audit.provenance import write_result_json
 from editcredit.audit.volatile import write_volatile
 from editcredit.data.freeze import load_tasks
 from editcredit.policy.devices import bind_gpus
+from editcredit.sandbox.memo import GradingMemo
 from editcredit.sandbox.pool import SandboxPool
 
 #: What a base policy worth training shows: it solves bugs in functions it never saw (dev and
@@ -65,7 +66,8 @@ def probe_job(
     seed = int(probe_cfg["seed"])
     start = time.monotonic()
     workers = int(sandbox_cfg["workers"])
-    with SandboxPool(sandbox_cfg["backend"], sandbox_cfg, workers) as pool:
+    with SandboxPool(sandbox_cfg["backend"], sandbox_cfg, workers) as shared:
+        pool = GradingMemo(shared)  # each distinct (task, tree, selection) graded once
         train_rows = rollout_and_grade(
             train,
             int(probe_cfg["train_samples"]),

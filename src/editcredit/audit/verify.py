@@ -4,7 +4,10 @@ Four checks, each file hashed once (``HashCache``):
 
 1. frozen suites: ``data/frozen/{suite}/tasks.parquet`` against its ``manifest.json``, and the
    manifest against the config pin ``suites.<suite>.manifest_sha256``;
-2. identity receipts of ``models/base/*`` and ``runs/*/step_*`` (every file, none missing or extra);
+2. identity receipts of ``models/base/*`` and ``runs/*/step_*`` (every file, none missing or extra;
+   a file that retention removed, ``training.keep_checkpoints``, is missing by record: its
+   ``runs/{run}/pruned/step_{N}.json`` holds the receipt's hash, which also stands in for it in
+   the digest of a directory a result recorded);
 3. provenance blocks of the results (``results/**/*.json`` and ``paper/tables/*.tex`` must carry
    one; ``results/**/*.parquet`` and ``runs/**/*.json`` are read when they do): each recorded
    input is re-hashed;
@@ -33,7 +36,7 @@ import yaml
 from editcredit.audit.drift import Drift, config_drift, current_config_hash, dirty_drift
 from editcredit.audit.hash_cache import HashCache
 from editcredit.audit.identity import RECEIPT, receipt_files, verify_identity
-from editcredit.audit.provenance import read_provenance
+from editcredit.audit.provenance import directory_digest, list_files, read_provenance
 from editcredit.audit.provenance_graph import ProvenanceGraph, chain, is_table
 from editcredit.config import ConfigError
 from editcredit.layout import is_volatile
@@ -95,6 +98,7 @@ class _Verifier:
         self.notes: list[str] = []
         self.codes: dict[str, Any] = {}  # node -> the code block of its provenance or receipt
         self.configs: dict[str, Any] = {}  # result node -> its recorded config hash
+        self.removed: dict[Path, str] = {}  # files retention removed -> their recorded SHA256
 
     def node(self, path: str | Path) -> str:
         """Root-relative posix path of ``path`` (absolute when outside the root)."""
@@ -116,10 +120,27 @@ class _Verifier:
         finding.details.append(detail)
 
     def digest(self, node: str) -> str | None:
+        """SHA256 of a file or directory; a file that retention removed counts with the hash
+        its record holds (so a directory that lost it keeps its recorded digest)."""
+        p = Path(os.path.normpath(self.abs(node)))
+        gone = {f: h for f, h in self.removed.items() if (f == p or p in f.parents)}
+        gone = {f: h for f, h in gone.items() if not f.exists()}
         try:
-            return self.cache.path(self.abs(node))
+            if not gone:
+                return self.cache.path(p)
+            if p in gone:
+                return gone[p]
+            entries = {f: self.cache.file(f) for f in list_files(p)} | gone
         except OSError:
             return None
+        return directory_digest(
+            (f.relative_to(p).as_posix(), h) for f, h in sorted(entries.items())
+        )
+
+    def was_pruned(self, path: Path, recorded: str | None) -> bool:
+        """Whether ``path`` is missing because retention removed it (and recorded its hash)."""
+        path = Path(os.path.normpath(path))
+        return not path.exists() and recorded is not None and self.removed.get(path) == recorded
 
     # -- 1. frozen suites ----------------------------------------------------------------------
     def frozen(self) -> None:
@@ -187,6 +208,9 @@ class _Verifier:
             except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
                 self.find(d / RECEIPT, "identity", f"unreadable receipt ({exc!r})")
                 continue
+            pruned = [r for r in bad if self.was_pruned(d / r, receipt["files"].get(r))]
+            self.counts["files removed by retention"] += len(pruned)
+            bad = [r for r in bad if r not in pruned]
             for rel in bad:
                 where = self.node(d / RECEIPT)
                 self.find(d / rel, "identity", f"differs from {where} (changed, missing or extra)")
@@ -262,6 +286,12 @@ class _Verifier:
         return out
 
     def run(self) -> VerifyReport:
+        from editcredit.storage.retention import PruneError, removed_files
+
+        try:
+            self.removed = removed_files(self.root)
+        except PruneError as exc:
+            self.find(exc.path or self.root, "provenance", str(exc))
         self.frozen()
         dirs = self.identity_dirs()
         files = self.result_files()

@@ -49,8 +49,11 @@ from editcredit.evaluation.slots import (
     write_slots_parquet,
 )
 from editcredit.grading.grader_identity import grader_identity
-from editcredit.layout import is_volatile
+from editcredit.layout import eval_job, eval_scope, is_volatile
+from editcredit.protocol.budget import job_guard
 from editcredit.sandbox.base import grade_selected
+from editcredit.sandbox.memo import GradingMemo
+from editcredit.storage.monitor import Floor, StorageMonitor, existing_parent
 
 #: Sandbox settings that change what a grading means (workers and docker mode do not).
 SANDBOX_IDENTITY_KEYS = (
@@ -156,8 +159,22 @@ def eval_model_job(
     generation: Mapping[str, Any] | None = None,
     make_sandbox: Callable[[], Any] | None = None,
     load_policy_fn: Callable[[], tuple[Any, Any]] | None = None,
+    storage: Mapping[str, Any] | None = None,
+    budget: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Evaluate ``model`` on ``evalset`` as planned; write every slot file and the tables.
+
+    ``storage`` is the floor of config ``training.health`` (``min_free_disk_gb``,
+    ``min_free_inodes``): the free disk and inodes of the output's file system are read before
+    each round and each generation batch, and below it the job stops with a receipt under
+    ``logs/storage/eval_model/{model}/{evalset}/`` before writing any declared output (the
+    journal keeps the attempts made, for the next run).
+
+    ``budget`` (config ``budgets.evaluation``) caps this (model, eval set): its generation
+    batches, tokens, gradings, GPU hours and wall time, earlier attempts of its journal
+    included; a cap the next batch or grading would cross stops the job with a receipt under
+    ``logs/budgets/`` before any slot file or table is written. The spend is in the summary
+    (``budget``) appended to the journal's ``runs.jsonl``.
 
     ``make_sandbox`` and ``load_policy_fn`` replace the sandbox pool and the model loader
     (tests plant fakes there). The journal is the one of the slice's identity, which names
@@ -209,9 +226,27 @@ def eval_model_job(
         else sandbox
     )
     loader = load_policy_fn or _policy_loader(model_dir, gpus, threads, generation)
+    monitor = (
+        StorageMonitor(
+            existing_parent(out_dir), Floor.from_health(storage), eval_job(model, evalset)
+        )
+        if storage is not None
+        else None
+    )
+    guard = job_guard(
+        eval_scope(model, evalset), budget, "config budgets.evaluation", gpus=int(gpus)
+    )
     try:
         history, stats = run_slots(
-            plan.slots, tasks, settings, journal, graded, loader, key_dir / "trajectories"
+            plan.slots,
+            tasks,
+            settings,
+            journal,
+            graded,
+            loader,
+            key_dir / "trajectories",
+            before_batch=monitor.check if monitor else None,
+            budget=guard,
         )
     finally:
         sandbox.close()
@@ -223,6 +258,7 @@ def eval_model_job(
     if base_check is not None:
         summary["base_check"] = base_check
     summary.update(stats.to_dict())
+    summary["budget"] = guard.ledger()
     if isinstance(graded, FaultySandbox):
         summary["faults"] = {"injected": graded.injected, "passed": graded.passed}
     _append_run_log(key_dir / "runs.jsonl", summary)
@@ -306,7 +342,8 @@ def _pool_factory(sandbox_cfg: Mapping[str, Any]) -> Callable[[], Any]:
     def make():
         from editcredit.sandbox.pool import SandboxPool
 
-        return SandboxPool(sandbox_cfg["backend"], dict(sandbox_cfg), int(sandbox_cfg["workers"]))
+        pool = SandboxPool(sandbox_cfg["backend"], dict(sandbox_cfg), int(sandbox_cfg["workers"]))
+        return GradingMemo(pool)  # a slot's samples reach the same trees: graded once
 
     return make
 

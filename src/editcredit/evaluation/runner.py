@@ -33,6 +33,8 @@ from editcredit.evaluation.ledger import (
     next_step,
 )
 from editcredit.evaluation.slots import Attempt
+from editcredit.evaluation.spend import attempts_cost, journal_spend
+from editcredit.protocol.budget import GRADING, STEP, BudgetGuard
 
 Slot = tuple[str, int]
 
@@ -96,11 +98,19 @@ def run_slots(
     load_policy: Callable[[], tuple[Any, Any]],
     trajectory_dir: str | Path,
     log: Callable[[str], None] = print,
+    before_batch: Callable[[str], Any] | None = None,
+    budget: BudgetGuard | None = None,
 ) -> tuple[dict[Slot, list[Attempt]], RunStats]:
     """Attempt every slot until final; return each slot's attempts (old and new) and stats.
 
     ``load_policy()`` returns ``(generator, chat)``; it is called only when a generation is
     needed (a rerun with every slot decided loads no model). ``sandbox`` needs ``grade``.
+    ``before_batch(where)`` runs before each round and each generation batch (the storage
+    monitor: it raises to stop the job; journaled attempts stay for the next run).
+    With a ``budget``, each generation batch (a step) and each grading is checked before it
+    starts and its cost added once journaled; a cap it would cross raises
+    :class:`~editcredit.protocol.budget.BudgetExceeded` (the attempts journaled so far stay
+    in the journal; nothing else is written).
     """
     start = time.monotonic()
     stats = RunStats()
@@ -112,6 +122,8 @@ def run_slots(
         history.setdefault(slot, [])
         check_history([a.view() for a in history[slot]], settings.limits, f"{journal.path}: {slot}")
     stats.resumed_attempts = sum(len(v) for v in history.values())
+    if budget is not None and stats.resumed_attempts:
+        budget.resume(*journal_spend(history))  # the evaluation's budget counts them
     if journal.torn_lines:
         log(f"journal: skipped {journal.torn_lines} torn line(s) (attempts cut by a crash)")
     lock = threading.Lock()
@@ -131,12 +143,19 @@ def run_slots(
                 if a.kind in GRADING_KINDS:
                     stats.grading_seconds_summed += a.seconds
 
+    def spend(attempts: Sequence[Attempt], unit: str) -> None:
+        if budget is not None:
+            cost, infra = attempts_cost(attempts)
+            budget.add({**cost, "wall_seconds": budget.lap()}, infra, unit)
+
     def grade_one(slot: Slot, decision: Decision) -> None:
         """Grade, and re-grade at once when the ledger allows it (no wait for a new round)."""
         while decision.action in GRADING_KINDS:
             with lock:
                 generation = history[slot][decision.of]
                 index = len(history[slot])
+            if budget is not None:
+                budget.check(f"grading of {slot[0]} sample {slot[1]}", unit=GRADING)
             attempt = grade_attempt(
                 tasks[slot[0]],
                 generation,
@@ -147,6 +166,7 @@ def run_slots(
                 settings.g_weight,
             )
             record([attempt])
+            spend([attempt], GRADING)
             decision = decide(slot)
 
     limit_rounds = 3 + 2 * (settings.limits.regenerate + settings.limits.regrade + 1)
@@ -163,6 +183,8 @@ def run_slots(
         stats.rounds += 1
         if stats.rounds > limit_rounds:  # pragma: no cover - the ledger is finite
             raise RuntimeError(f"evaluation did not settle after {limit_rounds} rounds")
+        if before_batch is not None:
+            before_batch(f"before round {stats.rounds}")
         log(f"round {stats.rounds}: {len(gens)} generation(s), {len(grades)} grading(s) pending")
         with ThreadPoolExecutor(settings.workers, thread_name_prefix="grade") as pool:
             futures: list[Future] = [pool.submit(grade_one, s, d) for s, d in grades]
@@ -170,6 +192,10 @@ def run_slots(
                 policy.append(load_policy())
                 stats.policy_loaded = True
             for number, batch in enumerate(_chunks(gens, settings.batch_size), start=1):
+                if before_batch is not None:
+                    before_batch(f"before round {stats.rounds} batch {number}")
+                if budget is not None:
+                    budget.check(f"evaluation batch {number} of round {stats.rounds}")
                 clock = time.monotonic()
                 attempts = generate_batch(
                     batch,
@@ -185,6 +211,7 @@ def run_slots(
                     step_workers=settings.workers,
                 )
                 record(attempts)
+                spend(attempts, STEP)
                 stats.generation_seconds += time.monotonic() - clock
                 stats.batches += 1
                 failed = sum(a.outcome == "infra_failure" for a in attempts)

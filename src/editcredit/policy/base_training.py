@@ -24,6 +24,7 @@ from editcredit.policy.chat import ChatIds
 from editcredit.policy.model import new_model, tiny_config
 from editcredit.policy.sft import SFTConfig, chat_example, train_sft
 from editcredit.policy.tokenizer import train_tokenizer
+from editcredit.protocol.budget import BudgetGuard
 
 
 def rename_episode(
@@ -85,9 +86,11 @@ def fit_base_model(
     device: torch.device,
     n_tasks: int,
     data_seconds: float = 0.0,
+    budget: BudgetGuard | None = None,
 ) -> dict[str, Any]:
     """Augment the expert corpus, train the tokenizer and the tiny LM, save the HF directory
-    with its identity receipt."""
+    with its identity receipt. With a ``budget``, each SFT chunk is checked before it starts;
+    a stop raises before anything is written."""
     out_dir = Path(out_dir)
     corpus = augment_with_renames(
         corpus,
@@ -107,7 +110,7 @@ def fit_base_model(
         int(cfg["seed"]),
     )
     sft = SFTConfig(**{**cfg["sft"], "seed": int(cfg["seed"])})
-    stats = train_sft(model, examples, chat.pad, sft, device)
+    stats = train_sft(model, examples, chat.pad, sft, device, budget)
     model.to("cpu")
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(str(out_dir), safe_serialization=True)

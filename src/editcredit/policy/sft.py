@@ -11,6 +11,10 @@ import torch
 from tqdm import tqdm
 
 from editcredit.policy.chat import ChatIds
+from editcredit.protocol.budget import BudgetGuard
+
+#: SFT optimiser steps between two budget checks
+SFT_CHUNK = 100
 
 
 @dataclass(frozen=True)
@@ -104,11 +108,15 @@ def train_sft(
     pad_id: int,
     cfg: SFTConfig,
     device: torch.device,
+    budget: BudgetGuard | None = None,
 ) -> dict[str, float]:
     """Train in place for exactly ``cfg.max_steps`` steps; returns the final loss and counts.
 
     Deterministic on CPU: the same examples and config give the same parameters bytes,
-    whatever the machine's load (no wall-clock budget decides anything)."""
+    whatever the machine's load (no wall-clock budget decides anything). With a ``budget``,
+    each chunk of :data:`SFT_CHUNK` steps is checked before it starts (a cap it would cross
+    raises :class:`~editcredit.protocol.budget.BudgetExceeded`) and its wall time added after:
+    the job stops, or trains exactly as without a budget."""
     rng = random.Random(cfg.seed)
     torch.manual_seed(cfg.seed)
     if device.type == "cpu":
@@ -126,7 +134,12 @@ def train_sft(
     losses: list[float] = []
     step = 0
     bar = tqdm(total=cfg.max_steps, desc="sft", mininterval=5.0)
+    chunk_clock = time.monotonic()
     while step < cfg.max_steps:
+        if budget is not None and step % SFT_CHUNK == 0:
+            last = min(step + SFT_CHUNK, cfg.max_steps)
+            budget.check(f"SFT chunk {step // SFT_CHUNK + 1} (steps {step + 1}..{last})", "sft")
+            chunk_clock = time.monotonic()
         if len(order) < cfg.batch_size:
             order += _grouped_order(examples, cfg.batch_size, cfg.length_grouping, rng)
         picked = [examples[i] for i in order[: cfg.batch_size]]
@@ -140,6 +153,8 @@ def train_sft(
         sched.step()
         losses.append(float(loss.detach()))
         step += 1
+        if budget is not None and (step % SFT_CHUNK == 0 or step == cfg.max_steps):
+            budget.add({"wall_seconds": time.monotonic() - chunk_clock}, unit="sft")
         bar.update(1)
         if step % 50 == 0:
             bar.set_postfix(loss=sum(losses[-50:]) / 50)

@@ -10,21 +10,37 @@ negative difference (METHOD §5, training health).
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from editcredit.data.task import Task
 from editcredit.layout import control_run_name
+from editcredit.protocol.budget import BudgetGuard
 from editcredit.rl.config import TrainConfig
 from editcredit.rl.cursor import DataCursor
-from editcredit.rl.segment import play_step
+from editcredit.rl.segment import play_step, step_cost
 from editcredit.rl.workers import WorkerPool
 
 
+def replay_cost(rows: list[dict[str, Any]], seconds: float) -> tuple[dict[str, float], int]:
+    """One replayed step's spend (tokens, gradings with the visible runs, wall seconds) and
+    its masked rollouts, counted as a training step's are (no counterfactual queries)."""
+    tokens = sum(sum(r["loss_mask"]) for r in rows)
+    return step_cost(rows, [], {"generated_tokens": tokens, "cf_sent": 0}, seconds)
+
+
 def replay_control(
-    cfg: TrainConfig, steps: int, pool: list[Task], workers: WorkerPool, log=print
+    cfg: TrainConfig,
+    steps: int,
+    pool: list[Task],
+    workers: WorkerPool,
+    log=print,
+    budget: BudgetGuard | None = None,
 ) -> list[dict[str, Any]]:
     """Rollout rows of steps ``1..steps`` played by the workers' (base) weights on the draws of
-    ``cfg.seed``. ``cfg.arm`` must query no counterfactual (the control trains nothing)."""
+    ``cfg.seed``. ``cfg.arm`` must query no counterfactual (the control trains nothing).
+    With a ``budget``, each step is checked before it is played; a cap it would cross raises
+    :class:`~editcredit.protocol.budget.BudgetExceeded` (its receipt under ``logs/budgets/``)."""
     if cfg.arm != "O":
         raise ValueError(f"the control replays arm O's draws, not arm {cfg.arm!r}")
     by_id = {t.instance_id: t for t in pool}
@@ -32,7 +48,12 @@ def replay_control(
     run = control_run_name(cfg.seed)
     rows: list[dict[str, Any]] = []
     for step in range(1, steps + 1):
+        if budget is not None:
+            budget.check(step)
+        started = time.monotonic()
         step_rows, _, _, cursor = play_step(run, step, cursor, by_id, cfg, workers)
+        if budget is not None:
+            budget.add(*replay_cost(step_rows, time.monotonic() - started))
         live = [r for r in step_rows if not r["masked"]]
         rate = sum(r["Y"] for r in live) / len(live) if live else float("nan")
         log(f"{run} step {step}: pass {rate:.2f} ({len(live)} of {len(step_rows)} unmasked)")

@@ -25,6 +25,7 @@ from editcredit.agent.trajectory import episode_blocks, trajectory_row
 from editcredit.data.task import Task
 from editcredit.grading.grader import GradingReport, grade_patch
 from editcredit.rl.credit import query_decision, utility
+from editcredit.sandbox.memo import GradingMemo
 from editcredit.sandbox.patches import diff_trees
 
 
@@ -105,7 +106,9 @@ class RolloutWorker:
         self.reward_cfg = reward_cfg
         self.f_weight = float(grading_cfg["f_weight"])  # the schema's default, never one here
         self.g_weight = float(grading_cfg["g_weight"])
-        self.sandbox = make_sandbox(sandbox_cfg["backend"], sandbox_cfg)
+        # each distinct (task, tree, selection) graded once: a group's samples, its run
+        # actions and its counterfactuals reach the same trees again and again
+        self.sandbox = GradingMemo(make_sandbox(sandbox_cfg["backend"], sandbox_cfg))
         self.make_env = environment_factory(agent_cfg, sandbox_cfg)
 
     def set_weights(self, state_dict: dict[str, torch.Tensor]) -> None:

@@ -25,7 +25,7 @@ import torch
 
 from editcredit.data.task import Task
 from editcredit.policy.model import enable_activation_checkpointing
-from editcredit.protocol.budget import BudgetGuard
+from editcredit.protocol.budget import BudgetGuard, split_ledger
 from editcredit.rl.checkpoint import load_state, save_segment
 from editcredit.rl.config import TrainConfig
 from editcredit.rl.credit import ARM_QUERIES_CF
@@ -42,9 +42,10 @@ from editcredit.rl.records import CREDIT_SCHEMA, METRICS_SCHEMA, ROLLOUT_SCHEMA,
 from editcredit.rl.rollout_worker import GroupJob, group_seed
 from editcredit.rl.scalars import ScalarLog
 from editcredit.rl.step_batch import assemble_step
-from editcredit.rl.timing import TIMED_COSTS, segment_volatile, step_seconds
+from editcredit.rl.timing import segment_volatile, step_seconds
 from editcredit.rl.update import UpdateSequence, step_update
 from editcredit.rl.workers import WorkerPool
+from editcredit.storage.monitor import StorageMonitor
 
 
 @dataclass(frozen=True)
@@ -294,9 +295,7 @@ def segment_receipt(
         "device": str(device),
     }
     if budget is not None:
-        ledger = budget.ledger()
-        ledger["spent"] = {k: v for k, v in ledger["spent"].items() if k not in TIMED_COSTS}
-        receipt["budget"] = ledger
+        receipt["budget"] = split_ledger(budget.ledger())[0]
     if updates:
         receipt["update_gate"] = update_gate(updates)
     if spec.start_state is None:
@@ -315,8 +314,13 @@ def train_segment(
     device: torch.device,
     log=print,
     budget: BudgetGuard | None = None,
+    storage: tuple[StorageMonitor, int] | None = None,
 ) -> dict[str, Any]:
     """Run ``spec.steps`` steps and write ``spec.out_dir``; return the segment receipt.
+
+    With ``storage`` (a monitor and the checkpoint bytes the segment will write), the free disk
+    and inodes are read before each step; below the floor the monitor writes its receipt under
+    ``logs/storage/`` and raises :class:`StorageLow`, and nothing is written.
 
     With a ``budget``, each step is checked before it runs; a cap that the step would cross
     raises :class:`BudgetExceeded` (its receipt under ``logs/budgets/``) and nothing is written.
@@ -334,6 +338,8 @@ def train_segment(
     scalars = ScalarLog(Path(spec.out_dir).parent / "tensorboard", spec.start_step + 1, last)
     try:
         for step in range(spec.start_step + 1, last + 1):
+            if storage is not None:
+                storage[0].check(f"before step {step}", need_bytes=storage[1])
             if budget is not None:
                 budget.check(step)
             step_started = time.monotonic()

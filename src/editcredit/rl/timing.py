@@ -11,6 +11,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+from editcredit.protocol.budget import TIMED_COSTS
+
 if TYPE_CHECKING:
     from editcredit.protocol.budget import BudgetGuard
     from editcredit.rl.segment import SegmentSpec
@@ -26,10 +28,6 @@ def step_seconds(seconds: dict[str, float]) -> dict[str, float]:
         "seconds_counterfactual": seconds["counterfactual"],
         "seconds_update": seconds["update"],
     }
-
-
-#: the budget's cost keys the clock decides (the sidecar's ``budget_spent``, not the receipt's)
-TIMED_COSTS = ("wall_seconds", "gpu_hours")
 
 
 def segment_volatile(

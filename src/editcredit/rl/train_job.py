@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -24,10 +23,10 @@ from editcredit.audit.identity import write_identity
 from editcredit.audit.provenance import atomic_write_text, write_result_json
 from editcredit.audit.volatile import read_volatile, write_volatile
 from editcredit.grading.grader_identity import grader_identity
-from editcredit.layout import control_run_name, parse_run, volatile_sidecar
+from editcredit.layout import control_run_name, parse_run, train_job, volatile_sidecar
 from editcredit.policy.base_job import training_tasks
 from editcredit.policy.devices import bind_gpus
-from editcredit.protocol.budget import Budget, BudgetGuard
+from editcredit.protocol.budget import Budget, BudgetGuard, job_guard, split_ledger
 from editcredit.rl.config import TrainConfig
 from editcredit.rl.control import replay_control
 from editcredit.rl.gates import UpdateGateFailed
@@ -35,6 +34,8 @@ from editcredit.rl.records import ROLLOUT_SCHEMA, write_table
 from editcredit.rl.segment import SegmentSpec, train_segment
 from editcredit.rl.timing import PHASES
 from editcredit.rl.workers import make_workers
+from editcredit.storage.forecast import checkpoint_bytes
+from editcredit.storage.monitor import Floor, StorageMonitor, existing_parent
 
 
 class GateFailed(RuntimeError):
@@ -49,38 +50,30 @@ def _gate_receipt(gate_dir: str, run: str, record: dict[str, Any]) -> Path:
     return path
 
 
-class StorageLow(RuntimeError):
-    """Too little free disk for the segment's declared checkpoint bytes (METHOD §5)."""
-
-
 def expected_checkpoint_bytes(model_dir: str) -> int:
     """Model weights plus AdamW's two moments, as float32: 3 x 4 bytes per parameter."""
     from editcredit.audit.safetensors_reader import Checkpoint
 
     n = sum(int(t.numel) for t in Checkpoint(Path(model_dir)).tensors.values())
-    return 12 * n
+    return checkpoint_bytes(n)
 
 
-def _receipt_path(kind: str, run: str) -> Path:
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    return Path("logs") / kind / f"{run}-{stamp}-{os.getpid()}.json"
+def segment_monitor(out_dir: str, health: dict[str, Any], run: str, step: int) -> StorageMonitor:
+    """The storage monitor of a segment: the file system of ``out_dir`` against the floor of
+    ``training.health`` (METHOD §5)."""
+    return StorageMonitor(existing_parent(out_dir), Floor.from_health(health), train_job(run, step))
 
 
-def check_storage(out_dir: str, start_model: str, min_free_gb: float, run: str) -> dict[str, Any]:
-    """Free disk before training; stop cleanly with a receipt when the checkpoint won't fit."""
-    parent = Path(out_dir).resolve().parent
-    parent.mkdir(parents=True, exist_ok=True)
-    free = shutil.disk_usage(parent).free
+def check_storage(monitor: StorageMonitor, start_model: str) -> dict[str, Any]:
+    """Free disk and inodes before training; stop cleanly with a receipt when the segment's
+    checkpoint would not fit (:class:`StorageLow`)."""
     need = expected_checkpoint_bytes(start_model)
-    record = {"free_bytes": free, "expected_checkpoint_bytes": need, "min_free_gb": min_free_gb}
-    if free - need < min_free_gb * 1e9:
-        path = _receipt_path("storage", run)
-        atomic_write_text(path, json.dumps({"run": run, **record}, indent=2) + "\n")
-        raise StorageLow(
-            f"{run}: {free / 1e9:.2f} GB free, the segment needs {need / 1e9:.3f} GB "
-            f"plus the {min_free_gb} GB floor; stopped before training ({path})"
-        )
-    return record
+    state = monitor.check("before training", need_bytes=need)
+    return {
+        "free_bytes": state.free_bytes,
+        "expected_checkpoint_bytes": need,
+        "min_free_gb": monitor.floor.min_free_bytes / 1e9,
+    }
 
 
 def run_budget_guard(
@@ -209,15 +202,23 @@ def train_segment_job(
     worker_kwargs = rollout_worker_kwargs(
         start_model, agent, reward, grading, sandbox, device, generation
     )
-    storage = check_storage(
-        out_dir, start_model, float(training["health"]["min_free_disk_gb"]), run
-    )
+    monitor = segment_monitor(out_dir, training["health"], run, step)
+    storage = check_storage(monitor, start_model)
     guard = run_budget_guard(run, budget, start_state, gpus, budget_dir)
     earlier_seconds = earlier_run_seconds(start_state)
     grader = grader_identity(sandbox)
     workers = make_workers(training["ray"], worker_kwargs)
     try:
-        receipt = train_segment(spec, cfg, pool, workers, training["health"], device, budget=guard)
+        receipt = train_segment(
+            spec,
+            cfg,
+            pool,
+            workers,
+            training["health"],
+            device,
+            budget=guard,
+            storage=(monitor, storage["expected_checkpoint_bytes"]),
+        )
         volatile = receipt.pop("volatile")
         volatile["workers"] = workers.describe()
         receipt["workers"] = stable_workers(volatile["workers"])
@@ -264,10 +265,14 @@ def control_replay_job(
     threads: int,
     config: dict[str, Any],
     generation: dict[str, Any] | None = None,
+    budget: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Rule control_replay: the base policy on seed ``seed``'s draws of steps 1..endpoint
     (``rl.control``); writes the rollouts (``out``), a receipt beside them, and the receipt's
-    volatile sidecar (wall seconds, where the workers ran)."""
+    volatile sidecar (wall seconds, where the workers ran, the budget's time spent). The
+    control is a run: ``budget`` (config ``budgets.run``) caps it as it caps a training run,
+    checked before each replayed step; a cap crossed stops it with a receipt under
+    ``logs/budgets/`` and no rollouts. Its spend is in the receipt (``budget``)."""
     cfg = train_config(training, agent, "O", int(seed))
     steps = int(training["endpoint_step"])
     base_check = guard_base(base_model, config.get("models"))
@@ -280,10 +285,11 @@ def control_replay_job(
         base_model, agent, reward, grading, sandbox, device, generation
     )
     started = time.monotonic()
+    guard = job_guard(run, budget, "config budgets.run", gpus=int(gpus))
     grader = grader_identity(sandbox)
     workers = make_workers(training["ray"], worker_kwargs)
     try:
-        rows = replay_control(cfg, steps, pool, workers)
+        rows = replay_control(cfg, steps, pool, workers, budget=guard)
         where = workers.describe()
     finally:
         workers.close()
@@ -302,6 +308,7 @@ def control_replay_job(
         "workers": stable_workers(where),
         "grader": grader,
     }
+    receipt["budget"], timed = split_ledger(guard.ledger())
     if quarantine:
         receipt["quarantined"] = quarantine
     known = {}
@@ -311,5 +318,6 @@ def control_replay_job(
     inputs = [base_model, tasks_path] + ([controls_path] if controls_path else [])
     seconds = time.monotonic() - started
     write_result_json(out_path.with_suffix(".json"), receipt, inputs, config, known)
-    write_volatile(out_path.with_suffix(".json"), {"seconds": seconds, "workers": where})
+    volatile = {"seconds": seconds, "workers": where, "budget_spent": timed}
+    write_volatile(out_path.with_suffix(".json"), volatile)
     return receipt

@@ -6,7 +6,8 @@ points (:mod:`.points`) carry what was visible then; their checkpoint trees are 
 strict grader of the evaluation (:func:`editcredit.grading.grader.grade_patch`), each distinct
 (task, tree) once. Labels: ``correct_now`` (the verdict of the point's tree: 1, 0, or null when
 unresolved or when grading failed on infrastructure after the retries) and ``correct_end`` (the
-verdict of the trajectory's final tree). The study's budget is checked before each grading.
+verdict of the trajectory's final tree). The study's budget is checked before each grading
+against what all of the study's jobs spent (its ledger under ``logs/budgets/``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from editcredit.data.freeze import load_tasks
 from editcredit.data.task import Task
 from editcredit.evaluation.sandboxes import INFRA_ERRORS
 from editcredit.grading.grader import grade_patch
-from editcredit.protocol.budget import Budget, BudgetGuard
+from editcredit.protocol.budget import DEFAULT_RECEIPT_DIR, BudgetGuard, split_ledger, study_guard
 from editcredit.stopping.points import FEATURES, decision_points, sha256_text, tree_sha256
 
 ID_COLUMNS = (
@@ -126,13 +127,9 @@ def grade_trees(
         for _ in range(retries + 1):
             with lock:
                 guard.check(f"grading of {task.instance_id} {sha256_text(patch)[:12]}")
-            started = time.monotonic()
             resolved, kind, infra = grade(task, patch)
             with lock:
-                guard.add(
-                    {"gradings": 1, "wall_seconds": time.monotonic() - started},
-                    infra_failures=int(infra),
-                )
+                guard.add({"gradings": 1, "wall_seconds": guard.lap()}, infra_failures=int(infra))
             if not infra:
                 return resolved, kind
         return None, f"infrastructure failure after {retries + 1} attempts"
@@ -225,15 +222,17 @@ def checkpoints_job(
     retries: int,
     config: Any,
     make_pool: Callable[[], Any] | None = None,
+    study: str = "stop",
+    budget_dir: str | Path = DEFAULT_RECEIPT_DIR,
 ) -> dict[str, Any]:
-    """Write ``results/stop/{model}/checkpoints.parquet`` and its receipt (``.json`` beside)."""
+    """Write ``results/stop/{model}/checkpoints.parquet`` and its receipt (``.json`` beside).
+
+    The study's budget (``budget``: config ``budgets.studies.{study}``) holds for all of the
+    study's grading jobs together: each grading is checked against, and appended to, the
+    study's ledger under ``budget_dir``."""
     tasks = {t.instance_id: t for p in tasks_paths for t in load_tasks(p)}
     trajectories = collect_trajectories(slots)
-    guard = BudgetGuard(
-        f"stop-{model}",
-        Budget.from_mapping(budget, where="config budgets.studies.stop"),
-        gpus=0,
-    )
+    guard = study_guard(study, f"{study}-{model}", budget, receipt_dir=budget_dir)
     started = time.monotonic()
     pool = None
 
@@ -271,13 +270,14 @@ def checkpoints_job(
         "by_split": {
             k: sum(r["split"] == k for r in rows) for k in sorted({r["split"] for r in rows})
         },
-        "budget": guard.ledger(),
     }
-    spent = receipt["budget"]["spent"]
-    timed = {k: spent.pop(k) for k in ("wall_seconds", "gpu_hours")}  # the sidecar's
+    # the sidecar's: the time spent, and the study's ledger (this attempt's host, pid and
+    # nonce; what every attempt of the study's jobs spent so far, reruns included)
+    receipt["budget"], timed = split_ledger(guard.ledger())
+    study = receipt["budget"].pop("study", None)
     write_result_json(Path(out).with_suffix(".json"), receipt, inputs, config)
-    seconds = time.monotonic() - started
-    write_volatile(Path(out).with_suffix(".json"), {"seconds": seconds, "budget_spent": timed})
+    volatile = {"seconds": time.monotonic() - started, "budget_spent": timed, "study": study}
+    write_volatile(Path(out).with_suffix(".json"), volatile)
     print(
         json.dumps({k: receipt[k] for k in ("model", "trajectories", "points", "distinct_trees")})
     )

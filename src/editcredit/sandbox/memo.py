@@ -1,0 +1,95 @@
+"""Grade each (task, tree, selection) once: a content-addressed memo in front of a sandbox.
+
+Grading is a function of the task, the patch and the tests selected (METHOD §6: the strict
+verdicts read only what the tests did; nothing of the machine enters a stored report, see
+:mod:`editcredit.grading.stored_report`). Rollouts of one group, the samples of one evaluation
+slot, the experts' episodes and the counterfactual of a one-block episode reach the same trees
+again and again; the memo runs the tests of each distinct tree once and hands every later caller
+the same report.
+
+Only reports of a run that finished inside its limits are kept: a run that timed out, died or
+left no report says something about the machine at that moment, so the next caller grades
+afresh (load never turns a correct patch into a failure for every later sample). Concurrent
+callers of one key wait for the first one's grading instead of running the tests twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from concurrent.futures import Future
+from typing import Any
+
+from editcredit.data.task import Task
+from editcredit.sandbox.base import SandboxReport, grade_selected
+
+__all__ = ["GradingMemo", "grading_key", "reusable"]
+
+
+def grading_key(task: Task, patch: str, select: list[str] | None) -> tuple[str, ...]:
+    """What a grading is a function of: the task (its canonical hash covers the tree, the test
+    files and the tests it expects: a visible view of a task expects fewer), the patch and the
+    selection of tests."""
+    return (task.sha256(), hashlib.sha256(patch.encode()).hexdigest(), "\0".join(select or ()))
+
+
+def reusable(report: SandboxReport) -> bool:
+    """A report any later grading of the same key would reproduce: the run finished (or the
+    patch did not apply, so nothing ran) with no test or collection timeout."""
+    return (
+        report.run_status in ("finished", "not_run")
+        and not report.timeouts
+        and report.collect_timeout is None
+    )
+
+
+class GradingMemo:
+    """A sandbox (or pool) that grades each distinct key once; other attributes pass through.
+
+    ``hits`` counts gradings answered from the memo, ``misses`` the ones that ran tests."""
+
+    def __init__(self, sandbox: Any) -> None:
+        self.sandbox = sandbox
+        self.hits = 0
+        self.misses = 0
+        self._done: dict[tuple[str, ...], SandboxReport] = {}
+        self._running: dict[tuple[str, ...], Future] = {}
+        self._lock = threading.Lock()
+
+    def grade(self, task: Task, patch: str, select: list[str] | None = None) -> SandboxReport:
+        key = grading_key(task, patch, select)
+        with self._lock:
+            if key in self._done:
+                self.hits += 1
+                return self._done[key]
+            waiting = self._running.get(key)
+            if waiting is None:
+                mine: Future = Future()
+                self._running[key] = mine
+        if waiting is not None:
+            report = waiting.result()
+            if reusable(report):
+                with self._lock:
+                    self.hits += 1
+                return report
+            return self.grade(task, patch, select)  # that run says nothing: grade afresh
+        try:
+            report = grade_selected(self.sandbox, task, patch, select)
+        except BaseException as exc:
+            with self._lock:
+                del self._running[key]
+            mine.set_exception(exc)
+            raise
+        with self._lock:
+            self.misses += 1
+            del self._running[key]
+            if reusable(report):
+                self._done[key] = report
+        mine.set_result(report)
+        return report
+
+    def close(self) -> None:
+        self.sandbox.close()
+
+    def __getattr__(self, name: str) -> Any:  # gold_times, workers, map, ... of the wrapped one
+        return getattr(self.sandbox, name)
