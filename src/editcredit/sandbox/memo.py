@@ -88,6 +88,11 @@ class GradingMemo:
         mine.set_result(report)
         return report
 
+    @property
+    def gradings(self) -> int:
+        """Gradings that ran tests (``misses``): what a budget counts as spent."""
+        return self.misses
+
     def close(self) -> None:
         self.sandbox.close()
 
