@@ -27,6 +27,7 @@ include: "rules/controls.smk"
 include: "rules/policy.smk"
 include: "rules/train.smk"
 include: "rules/audit.smk"
+include: "rules/replay.smk"
 include: "rules/eval.smk"
 include: "rules/stats.smk"
 include: "rules/stop.smk"
@@ -52,6 +53,7 @@ rule all:
         endpoint_segments(),
         pruned_records(),
         layout.AUDIT_SUMMARY,
+        layout.REPLAY_SUMMARY,
         eval_targets(),
         stop_targets(),
         layout.PAPER_PDF,

@@ -192,6 +192,11 @@ def endpoint_segments():
     return [layout.segment_dir(run, end) for run in run_names()]
 
 
+def replay_segments():
+    """Every segment of every run: their stored gradings are the replay check's population."""
+    return run_segments(run_names())
+
+
 def audit_results():
     return [layout.audit_json(r, n) for r in run_names() for n in segment_ends()]
 
@@ -432,6 +437,7 @@ def cost_benchmarks(wildcards):
         "paired": comparisons,
         "compare": comparisons,
         "training_analysis": [dict(arm=arm) for arm in plan],
+        "replay": [{}],
     }
     if config["stop"]["enabled"]:  # render_tables waits for the study's evaluation
         jobs["freeze_protocol"] = [dict(study=stop_study())]

@@ -12,6 +12,7 @@ rule render_tables:
         templates=paper_tables("tex.j2"),
         segments=endpoint_segments(),  # budget ledgers, and their volatile sidecars: seconds
         stop=stop_results(),  # the stop study's rules are in the cost table
+        replay=layout.REPLAY_SUMMARY,  # the reproducibility section's replay check
     output:
         paper_tables(),
     log:

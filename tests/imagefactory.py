@@ -29,6 +29,7 @@ def image_suite(tmp_path_factory, docker_ready) -> ImageSuite:
 
 
 def task_by_repo(suite: ImageSuite, name: str):
-    """The suite's task of repository ``name`` (textkit, numkit or shapes)."""
+    """The suite's task of repository ``name`` (textkit, numkit, shapes, unitkit, djangoish,
+    minisympy)."""
     (task,) = [t for t in suite.tasks if t.repo == f"editcredit/{name}"]
     return task

@@ -20,6 +20,7 @@ FORBIDDEN = {
     "agent": {"rl", "evaluation", "stats", "report"},
     "stats": {"agent", "policy", "rl", "sandbox", "evaluation", "report"},
     "report": {"agent", "policy", "rl", "sandbox", "evaluation"},
+    "replay": {"agent", "policy", "rl", "evaluation", "stats", "report"},
 }
 
 

@@ -451,6 +451,15 @@ class StopSettings(Section):
 
 
 @dataclass(frozen=True)
+class ReplaySettings(Section):
+    """``replay``: the replay check of stored gradings (rule ``replay``): how many are re-graded,
+    ``max(ceil(fraction x stored), minimum)`` (all of them when fewer are stored)."""
+
+    fraction: float
+    minimum: int
+
+
+@dataclass(frozen=True)
 class PaperSettings(Section):
     """``paper``: the compiled paper."""
 
@@ -477,6 +486,7 @@ class Settings(Section):
     stats: StatsSettings
     budgets: BudgetSettings
     stop: StopSettings
+    replay: ReplaySettings
     paper: PaperSettings
 
     @classmethod

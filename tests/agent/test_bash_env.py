@@ -148,3 +148,55 @@ def test_inline_tasks_run_in_the_sandbox_image(box):
         assert diff_trees(task.files, env.tree) == env.final_patch() == task.patch
     finally:
         env.close()
+
+
+BINARY_SCRIPT = [
+    # a binary file, an executable new script, a mode change, a text file made binary
+    "printf '\\000\\001\\377data' > numkit/table.bin",
+    "printf '#!/bin/sh\\necho hi\\n' > run.sh && chmod +x run.sh",
+    "chmod +x numkit/stats.py",
+    "printf '\\377\\376' > numkit/__init__.py",
+]
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_binary_files_links_and_modes_reach_the_graded_patch(image_suite, box, env, tmp_path):  # noqa: F811
+    from editcredit.agent.bash_env import special_paths
+    from editcredit.sandbox.workspace import materialize_from_base
+
+    task = task_by_repo(image_suite, "numkit")
+    env.reset(task)
+    for command in BINARY_SCRIPT:
+        env.step(command)
+    assert env.special_paths() == [
+        "numkit/__init__.py",
+        "numkit/stats.py",
+        "numkit/table.bin",
+        "run.sh",
+    ]
+    env.step("submit")  # the container is gone; the patch is complete
+    patch = env.final_patch()
+    assert patch.count("GIT binary patch") == 3 and "new file mode 100755" in patch
+    assert "old mode 100644\nnew mode 100755" in patch
+    outcome = materialize_from_base(
+        task, patch, tmp_path / "tree", box.trees.get(task.image, task.workdir)
+    )
+    assert outcome.applied, outcome.error
+    tree = tmp_path / "tree"
+    assert (tree / "numkit/table.bin").read_bytes() == b"\x00\x01\xffdata"
+    assert (tree / "numkit/__init__.py").read_bytes() == b"\xff\xfe"
+    assert (tree / "run.sh").stat().st_mode & 0o100 and (
+        tree / "numkit/stats.py"
+    ).stat().st_mode & 0o100
+    assert (tree / "run.sh").read_text() == "#!/bin/sh\necho hi\n"
+    # a counterfactual tree keeps the special paths (nothing drops out)
+    assert "numkit/table.bin" in env.patch_of(env.base_files)
+    # a symbolic link is in the patch too, and the grader refuses it by name
+    env.reset(task)
+    env.step("ln -s stats.py numkit/alias.py")
+    link_patch = env.final_patch()
+    assert "new file mode 120000" in link_patch
+    report = grade_patch(task, link_patch, box)
+    assert report.verdict == "patch_does_not_apply" and "numkit/alias.py" in report.reason
+    assert special_paths({"a": ["100644", "1"]}, {"a": ["100644", "2"]}, {"a"}, {"a"}) == []

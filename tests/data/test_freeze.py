@@ -122,3 +122,31 @@ def test_statement_test_is_stored_and_part_of_the_identity(tmp_path):
     assert task.sha256() != other.sha256()
     freeze([task], tmp_path, "toy", {}, None)
     assert load_tasks(tmp_path / "tasks.parquet")[0].statement_test == "test_calc.py::test_add"
+
+
+def test_runner_fields_freeze_and_an_unknown_runner_is_refused(tmp_path):
+    plain = make_calc_task()
+    assert "test_runner" not in plain.canonical_json()  # the default keeps old identities
+    ids = {
+        "FAIL_TO_PASS": ["test_add (tests.test_calc.T)"],
+        "PASS_TO_PASS": [],
+        "statement_test": "",
+    }
+    task = plain.model_copy(update={"test_runner": "django", **ids})
+    task = Task.model_validate({**task.model_dump(), "test_command": ["./tests/runtests.py"]})
+    assert task.sha256() != plain.sha256()
+    freeze([task], tmp_path / "r", "toy", {}, None)
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    assert manifest["schema_version"] == 3
+    (back,) = load_tasks(tmp_path / "r" / "tasks.parquet")
+    assert (back.test_runner, back.test_command) == ("django", ["./tests/runtests.py"])
+    freeze([plain], tmp_path / "p", "toy", {}, None)
+    names = pq.read_table(tmp_path / "p" / "tasks.parquet").schema.names
+    assert "test_runner" not in names  # a pytest-only suite's bytes do not change
+    rows = pq.read_table(tmp_path / "r" / "tasks.parquet").to_pylist()
+    rows[0]["test_runner"] = "nose"
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "bad.parquet")
+    with pytest.raises(FrozenSuiteError, match=r"row 0 \(toy__calc__add\): field test_runner"):
+        load_tasks(tmp_path / "bad.parquet", verify_manifest=False)
+    with pytest.raises(FrozenSuiteError, match="unknown test runner 'nose'"):
+        freeze([task.model_copy(update={"test_runner": "nose"})], tmp_path / "n", "toy", {}, None)

@@ -26,7 +26,7 @@ def test_histories_are_real_and_deterministic(tmp_path):
     again, repos_again = write_suite(tmp_path / "b")
     assert jsonl.read_bytes() == again.read_bytes()
     tasks = load_suite_tasks(jsonl)
-    assert len(tasks) == 3
+    assert len(tasks) == 6
     for task in tasks:
         repo = repos[task.instance_id]
         assert repo.commits == repos_again[task.instance_id].commits
@@ -51,6 +51,17 @@ def test_rows_follow_swebench_and_test_paths_come_from_the_test_patch(tmp_path):
     assert tasks["editcredit/textkit"].test_paths == ["tests/test_core.py"]
     assert tasks["editcredit/numkit"].test_patch == ""
     assert tasks["editcredit/numkit"].test_paths == ["tests/test_stats.py"]
+    runners = {name.split("/")[1]: (t.test_runner, t.test_command) for name, t in tasks.items()}
+    assert runners == {
+        "textkit": ("pytest", []),
+        "numkit": ("pytest", []),
+        "shapes": ("pytest", []),
+        "unitkit": ("unittest", []),
+        "djangoish": ("django", ["./tests/runtests.py", "--verbosity", "2", "--parallel", "1"]),
+        "minisympy": ("sympy", ["bin/test", "-C", "--verbose"]),
+    }
+    assert tasks["editcredit/djangoish"].test_paths == ["tests/text/tests.py"]
+    assert tasks["editcredit/minisympy"].FAIL_TO_PASS == ["test_igcd_negative"]
 
 
 IMAGE_PROBE = """
@@ -104,4 +115,4 @@ def test_images_are_reused_and_the_cli_builds_them(image_suite, tmp_path):  # no
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.count(": present") == 3 and "tasks.jsonl" in proc.stdout
+    assert proc.stdout.count(": present") == 6 and "tasks.jsonl" in proc.stdout

@@ -81,3 +81,35 @@ def test_duplicate_ids_and_broken_lines(tmp_path):
     broken.write_text(json.dumps(row()) + "\n{oops\n")
     with pytest.raises(FrozenSuiteError, match="b.jsonl: line 2: not JSON"):
         import_tasks(broken, "swe", image_template="img")
+
+
+def test_runners_from_the_row_or_swebench_specs(tmp_path):
+    django = row(
+        instance_id="django__django-1",
+        repo="django/django",
+        FAIL_TO_PASS=json.dumps(["test_b (x.tests.T)"]),
+        PASS_TO_PASS=json.dumps(["test_a (x.tests.T)"]),
+    )
+    sympy = row(
+        instance_id="sympy__sympy-1",
+        repo="sympy/sympy",
+        FAIL_TO_PASS=json.dumps(["test_b"]),
+        PASS_TO_PASS="[]",
+    )
+    own = row(instance_id="org__repo-2", test_runner="unittest", test_command='["python3"]')
+    own["FAIL_TO_PASS"] = json.dumps(["test_b (tests.test_x.T)"])
+    own["PASS_TO_PASS"] = "[]"
+    path = write_jsonl(tmp_path / "r.jsonl", [django, sympy, own])
+    tasks = import_tasks(path, "s", image_template="img:{instance_id}")
+    got = [(t.test_runner, t.test_command[:1]) for t in tasks]
+    assert got == [
+        ("django", ["./tests/runtests.py"]),
+        ("sympy", ["bin/test"]),
+        ("unittest", ["python3"]),
+    ]
+    bad = row(test_runner="nose")
+    with pytest.raises(FrozenSuiteError, match=r"row 0 \(org__repo-1\): field test_runner"):
+        import_tasks(write_jsonl(tmp_path / "bad.jsonl", [bad]), "s", image_template="i")
+    pytest_ids = row(FAIL_TO_PASS=json.dumps(["test_b (x.T)"]))
+    with pytest.raises(FrozenSuiteError, match="field FAIL_TO_PASS"):
+        import_tasks(write_jsonl(tmp_path / "ids.jsonl", [pytest_ids]), "s", image_template="i")

@@ -6,7 +6,14 @@ import os
 from pathlib import Path
 
 import pytest
-from fake_results import FIGURES, FakeSpec, control_path, run_names, write_fake_tree
+from fake_results import (
+    FIGURES,
+    REPLAY_SUMMARY,
+    FakeSpec,
+    control_path,
+    run_names,
+    write_fake_tree,
+)
 
 from editcredit.report.jobs import figures_job, tables_job
 from editcredit.stats.comparisons import comparison_specs
@@ -94,6 +101,7 @@ def build_all(root: Path, spec: FakeSpec, stats: dict = STATS) -> dict:
             config=config,
             segments=[f"runs/{r}/step_{spec.endpoint_step}" for r in runs],
             budget={"tokens": 1e6},
+            replay=[REPLAY_SUMMARY],
         )
         figures_job(
             training=[f"results/stats/training/{a}.json" for a in spec.plan],

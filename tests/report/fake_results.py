@@ -303,6 +303,34 @@ def _write_benchmarks(root: Path, spec: FakeSpec) -> None:
             )
 
 
+REPLAY_SUMMARY = "results/replay/summary.json"
+
+
+def _write_replay(root: Path) -> None:
+    """A replay check's summary (rule replay): 20 of 212 stored gradings, all identical."""
+    summary = {
+        "stored": 212,
+        "stored_by_kind": {"counterfactual": 52, "final": 160},
+        "replayable": 190,
+        "excluded": {"empty_patch": 22},
+        "fraction": 0.05,
+        "minimum": 20,
+        "sampled": 20,
+        "sampled_by_kind": {"counterfactual": 6, "final": 14},
+        "trees_graded": 17,
+        "grading_attempts": 17,
+        "identical": 20,
+        "mismatches": [],
+        "sample": [],
+        "grader": {"backend": "docker", "image_id": "sha256:fake"},
+        "segment_graders": [],
+        "provenance": {"inputs": {}},
+    }
+    path = root / REPLAY_SUMMARY
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(summary))
+
+
 def control_path(seed: int) -> str:
     return f"results/training/control/s{seed}.parquet"
 
@@ -339,4 +367,5 @@ def write_fake_tree(root: str | Path, spec: FakeSpec | None = None) -> FakeSpec:
     for seed in sorted({s for seeds in spec.plan.values() for s in seeds}):
         _write_control(root, spec, seed, g)
     _write_benchmarks(root, spec)
+    _write_replay(root)
     return spec

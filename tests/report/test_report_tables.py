@@ -166,3 +166,14 @@ def test_declared_audit_exclusions_are_listed_under_the_audit_table():
     assert r"\texttt{model.vision\_*} (3 tensors): text only" in tex
     bare = render_template(env, "audits.tex.j2", rows=rows, exclusions=[])
     assert "Declared exclusions" not in bare
+
+
+def test_reproducibility_states_the_replay_check(resolved_tree):
+    root = resolved_tree["root"]
+    text = " ".join(_tex(root, "replay").split())
+    assert "of the 212 gradings the training runs stored (160 final patches, 52" in text
+    assert "a sample of 20 chosen by the SHA256" in text
+    assert "20 of 20 gave the stored verdict and per-test statuses again" in text
+    assert "not replayable: 22 empty patches (graded without a run))" in text
+    block = read_tex_provenance(root / "paper" / "tables" / "replay.tex")
+    assert set(block["inputs"]) == {"results/replay/summary.json"}

@@ -100,7 +100,9 @@ def appended(base_dir, path: str, code: str) -> str:
     return diff_trees({path: before}, {path: before + code})
 
 
-@pytest.mark.parametrize("name", ["textkit", "numkit", "shapes"])
+@pytest.mark.parametrize(
+    "name", ["textkit", "numkit", "shapes", "unitkit", "djangoish", "minisympy"]
+)
 def test_gold_1_empty_0(image_suite, box, name):  # noqa: F811
     task = task_by_repo(image_suite, name)
     assert task.image == f"editcredit-task:{task.instance_id}" and task.files is None

@@ -65,3 +65,19 @@ def test_tree_diff_applies_with_git_and_partition_drops_protected(tmp_path):
 def test_not_a_diff(text):
     with pytest.raises(PatchFormatError):
         split_patch(text)
+
+
+def test_git_binary_sections_split_and_apply(tmp_path):
+    import subprocess
+
+    from editcredit.sandbox.patches import git_binary_section, git_blob_id, split_patch
+
+    (tmp_path / "old.bin").write_bytes(b"\x00old")
+    patch = git_binary_section("new.bin", None, ("100755", bytes(range(256))))
+    patch += git_binary_section("old.bin", ("100644", git_blob_id(b"\x00old")), None)
+    sections = split_patch(patch)
+    assert [(s.old_path, s.new_path) for s in sections] == [(None, "new.bin"), ("old.bin", None)]
+    (tmp_path / "p.diff").write_text(patch)
+    subprocess.run(["git", "apply", "p.diff"], cwd=tmp_path, check=True)
+    assert (tmp_path / "new.bin").read_bytes() == bytes(range(256))
+    assert not (tmp_path / "old.bin").exists() and (tmp_path / "new.bin").stat().st_mode & 0o100

@@ -123,9 +123,25 @@ def test_the_cost_table_reads_only_declared_benchmarks(workdir):
         "results/benchmarks/eval_model/base/holdout.tsv",
         "results/benchmarks/freeze_suite/minibugs.tsv",
         "results/benchmarks/compare/M-B.tsv",
+        "results/benchmarks/replay.tsv",
+        "results/replay/summary.json",  # the reproducibility section's replay check
     ):
         assert expected in block
     assert "Z-s1" not in block and "results/benchmarks/render_tables" not in block
+
+
+def test_the_replay_check_reads_every_segment_of_every_run(workdir):
+    """rule replay (in the default target through the paper) takes every segment of the plan,
+    not only the endpoints, and the training suite's tasks."""
+    proc = smk("-n", "--cores", "1", "results/replay/summary.json", cwd=workdir)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout + proc.stderr
+    block = out.split("rule replay:", 1)[1].split("output:", 1)[0]
+    runs = ["O-s42", "O-s314159", "B-s42", "B-s314159", "M-s42", "M-s314159", "E-s42"]
+    for run in runs:
+        for step in (2, 4):
+            assert f"runs/{run}/step_{step}" in block
+    assert "data/frozen/minibugs/tasks.parquet" in block
 
 
 def test_image_tasks_in_the_minibugs_environment_fail_the_dry_run(workdir):

@@ -68,7 +68,7 @@ def format_output(result: dict, timeout_s: float) -> str:
 
 
 GUEST_HELPER = r'''
-import hashlib, json, os, select, shutil, signal, stat, subprocess, sys, time
+import base64, hashlib, json, os, select, shutil, signal, stat, subprocess, sys, time
 
 SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", ".pytest_cache"}
 MAX_BYTES = 1 << 20
@@ -105,6 +105,39 @@ def manifest(root):
             if text is not None:
                 out[os.path.relpath(path, root)] = hashlib.sha256(text.encode()).hexdigest()
     return out
+
+
+def entries(root):
+    """path -> [git mode, git blob id] of every regular file (any content, any size) and
+    symbolic link (its target is its content), outside SKIP_DIRS, not *.pyc."""
+    out = {}
+    for top, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in SKIP_DIRS]
+        for name in names + [d for d in dirs if os.path.islink(os.path.join(top, d))]:
+            path = os.path.join(top, name)
+            if name.endswith(".pyc"):
+                continue
+            data, mode = raw_of(path)
+            if data is not None:
+                blob = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+                out[os.path.relpath(path, root)] = [mode, blob]
+    return out
+
+
+def raw_of(path):
+    """(bytes, git mode) of a regular file or a link's target; (None, None) otherwise."""
+    try:
+        st = os.lstat(path)
+        if stat.S_ISLNK(st.st_mode):
+            return os.fsencode(os.readlink(path)), "120000"
+        if not stat.S_ISREG(st.st_mode):
+            return None, None
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None, None
+    return data, "100755" if st.st_mode & stat.S_IXUSR else "100644"
 
 
 def live_others():
@@ -183,6 +216,7 @@ def run(root, timeout, limit, command):
         "total_bytes": total,
         "shown_bytes": len(head) + len(tail),
         "manifest": manifest(root),
+        "entries": entries(root),
     }
 
 
@@ -190,14 +224,19 @@ def main(argv):
     mode, root = argv[0], argv[1]
     if mode == "setup":
         shutil.copytree(argv[2], root, symlinks=True, dirs_exist_ok=True)
-        answer = {"manifest": manifest(root)}
+        answer = {"manifest": manifest(root), "entries": entries(root)}
     elif mode == "run":
         answer = run(root, float(argv[2]), int(argv[3]), argv[4])
     elif mode == "settle":
         kill_all()
-        answer = {"manifest": manifest(root)}
+        answer = {"manifest": manifest(root), "entries": entries(root)}
     elif mode == "read":
         answer = {rel: text_of(os.path.join(root, rel)) for rel in json.loads(argv[2])}
+    elif mode == "readb":
+        answer = {}
+        for rel in json.loads(argv[2]):
+            data, _mode = raw_of(os.path.join(root, rel))
+            answer[rel] = None if data is None else base64.b64encode(data).decode("ascii")
     else:
         raise SystemExit(f"unknown mode {mode}")
     sys.stdout.write(json.dumps(answer))

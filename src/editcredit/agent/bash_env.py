@@ -18,10 +18,21 @@ For edit blocks and counterfactuals (``editcredit.agent.edit_blocks``) the envir
 for an inline task the whole tree), ``base_files`` (the base versions of the same paths) and
 ``store`` (every version seen, by content hash); ``patch_of(tree)`` is the diff that grades any
 such tree, and ``final_patch() == patch_of(tree)``.
+
+What the text tree cannot hold is tracked beside it: after every command the helper also lists
+every regular file and symbolic link with its git mode and blob id (``entries``). A path whose
+change the text diff cannot express (:func:`special_paths`: a binary or over-large file, a
+symbolic link, a mode change, a new or deleted executable) goes into the graded patch as a git
+section of its own (mode lines and a binary patch with full index lines,
+``sandbox.patches.git_binary_section``); the bytes of each such final state are read after the
+command that made it, so the patch is complete even if the container dies later. The grader
+then applies it like any patch (``git apply``; a patch that creates a symbolic link does not
+apply, with that reason). Nothing the agent changed drops out of the graded artifact.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import tempfile
@@ -43,7 +54,7 @@ from editcredit.sandbox.base import SandboxError
 from editcredit.sandbox.docker_backend import LABEL, SANDBOX_UID, remove_container
 from editcredit.sandbox.image import ImageTrees
 from editcredit.sandbox.owners import owned_labels
-from editcredit.sandbox.patches import diff_trees
+from editcredit.sandbox.patches import LINK_MODE, diff_trees, git_binary_section, git_blob_id
 from editcredit.sandbox.workspace import write_tree
 
 BASE_MOUNT = "/editcredit/base"
@@ -91,6 +102,29 @@ class BashConfig:
             raise ValueError(f"bash env: bad budgets {self}")
 
 
+def special_paths(
+    base: dict[str, list[str]], final: dict[str, list[str]], base_text: set, final_text: set
+) -> list[str]:
+    """Changed paths (``base``/``final``: path -> [git mode, blob id]) that a text diff of the
+    text trees (``base_text``/``final_text``: their tracked paths) cannot express: either side
+    a link or a file that is not tracked text, a mode change, or a file created or deleted
+    with a mode other than 100644."""
+    out = []
+    for path in sorted(set(base) | set(final)):
+        before, after = base.get(path), final.get(path)
+        if before == after:
+            continue
+        plain_before = before is None or (before[0] != LINK_MODE and path in base_text)
+        plain_after = after is None or (after[0] != LINK_MODE and path in final_text)
+        if before is not None and after is not None:
+            moded = before[0] != after[0]
+        else:
+            moded = (before or after)[0] != "100644"
+        if not (plain_before and plain_after) or moded:
+            out.append(path)
+    return out
+
+
 class BashEnv(Environment):
     """One shell command per turn over a task's work tree in its own container."""
 
@@ -123,11 +157,14 @@ class BashEnv(Environment):
         self.store: dict[str, str] = {content_hash(t): t for t in self.tree.values()}
         try:
             self._start(image, task.workdir)
-            self._base_manifest: dict[str, str] = self._guest("setup", BASE_MOUNT)["manifest"]
+            setup = self._guest("setup", BASE_MOUNT)
         except BaseException:
             self.close()
             raise
-        self._manifest = self._base_manifest
+        self._base_manifest: dict[str, str] = setup["manifest"]
+        self._base_entries: dict[str, list[str]] = setup["entries"]
+        self._manifest, self._entries = self._base_manifest, self._base_entries
+        self._blobs: dict[str, bytes] = {}  # final bytes of special paths, by path
         return self.initial_observation(task)
 
     def initial_observation(self, task: Task) -> str:
@@ -172,8 +209,31 @@ class BashEnv(Environment):
         return self.patch_of(self.tree)
 
     def patch_of(self, tree: dict[str, str]) -> str:
-        """The diff from the base to ``tree`` (e.g. a counterfactual of ``self.tree``)."""
-        return diff_trees(self.base_files, tree)
+        """The diff from the base to ``tree`` (e.g. a counterfactual of ``self.tree``), with
+        every special path's final state (binary content, links, modes) as a git section; a
+        special path whose final state is text takes its content from ``tree``."""
+        special = self.special_paths()
+        base = {p: t for p, t in self.base_files.items() if p not in special}
+        text = diff_trees(base, {p: t for p, t in tree.items() if p not in special})
+        sections = []
+        for path in special:
+            before, after = self._base_entries.get(path), self._entries.get(path)
+            old = (before[0], before[1]) if before else None
+            if after is None:
+                new = None
+            elif path in self._manifest and after[0] != LINK_MODE:
+                content = tree.get(path)
+                new = None if content is None else (after[0], content.encode("utf-8"))
+            else:
+                new = (after[0], self._blobs[path])
+            sections.append(git_binary_section(path, old, new))
+        return text + "".join(sections)
+
+    def special_paths(self) -> list[str]:
+        """Paths whose change so far a text diff cannot express (see :func:`special_paths`)."""
+        return special_paths(
+            self._base_entries, self._entries, set(self._base_manifest), set(self._manifest)
+        )
 
     # -- commands and the change record ------------------------------------------------------
     def _command(self, command: str) -> tuple[str, dict[str, tuple[str | None, str | None]]]:
@@ -204,7 +264,31 @@ class BashEnv(Environment):
             else:
                 self.tree.pop(path, None)
         self._manifest = after
+        self._entries = result["entries"]
+        self._track_special()
         return observation, {p: (before.get(p), after.get(p)) for p in changed}
+
+    def _track_special(self) -> None:
+        """Base texts of special text paths, and the bytes of every special final state that
+        is not text (read now: the container may not outlive the episode)."""
+        for path in self.special_paths():
+            entry = self._entries.get(path)
+            if entry is None:
+                continue
+            if path in self._manifest and entry[0] != LINK_MODE:
+                if path in self._base_manifest and path not in self.base_files:
+                    text = self._base_text(path)  # a mode change of an untouched text file
+                    self.base_files[path] = self.tree[path] = text
+                    self.store[content_hash(text)] = text
+                continue
+            have = self._blobs.get(path)
+            if have is not None and git_blob_id(have) == entry[1]:
+                continue
+            raw = self._guest("readb", json.dumps([path])).get(path)
+            data = base64.b64decode(raw) if raw is not None else None
+            if data is None or git_blob_id(data) != entry[1]:
+                raise SandboxError(f"{path} changed while it was read")
+            self._blobs[path] = data
 
     def _base_text(self, path: str) -> str:
         """The base version of a path (read from the host copy, checked against the tree's)."""

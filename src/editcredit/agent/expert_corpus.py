@@ -56,12 +56,12 @@ def play_batches(
                 budget.check(
                     f"expert batch {start // EXPERT_BATCH + 1} (episodes {start + 1}..)", "expert"
                 )
-            clock, graded = time.monotonic(), memo.gradings
+            clock, graded = time.monotonic(), memo.misses
             out += list(ex.map(play, batch))
             if budget is not None:
                 seconds = time.monotonic() - clock
                 budget.add(
-                    {"gradings": memo.gradings - graded, "wall_seconds": seconds}, unit="expert"
+                    {"gradings": memo.misses - graded, "wall_seconds": seconds}, unit="expert"
                 )
     return out
 

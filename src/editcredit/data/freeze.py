@@ -16,9 +16,11 @@ from pydantic import ValidationError
 
 from editcredit.audit.hashing import sha256_text
 from editcredit.audit.provenance import atomic_write_text, sha256_file
-from editcredit.data.task import Task, canonical_json
+from editcredit.data.task import RUNNERS, Task, canonical_json
 
 SCHEMA_VERSION = 2  # 2: statement_test (the one visible FAIL_TO_PASS test)
+#: 3: the runner columns, written only by a suite with a task whose tests are not pytest's
+RUNNER_SCHEMA_VERSION = 3
 JSON_COLUMNS = ("files", "meta")
 
 #: The Parquet schema of a frozen suite (nested values that vary by task are JSON text).
@@ -44,14 +46,33 @@ PARQUET_SCHEMA = pa.schema(
         ("task_sha256", pa.string()),
     ]
 )
+#: The runner columns (schema version 3).
+RUNNER_COLUMNS = [("test_runner", pa.string()), ("test_command", pa.list_(pa.string()))]
+
+
+def uses_runners(tasks: list[Task]) -> bool:
+    """Does any task run its tests other than with pytest's default command?"""
+    return any(t.test_runner != "pytest" or t.test_command for t in tasks)
+
+
+def parquet_schema(tasks: list[Task]) -> pa.Schema:
+    """The fixed schema, plus the runner columns where a task needs them (a pytest-only
+    suite's bytes are those it had before runners existed)."""
+    if not uses_runners(tasks):
+        return PARQUET_SCHEMA
+    fields = list(PARQUET_SCHEMA)
+    return pa.schema(fields[:-1] + [pa.field(n, t) for n, t in RUNNER_COLUMNS] + fields[-1:])
 
 
 class FrozenSuiteError(ValueError):
     """A frozen file is malformed or does not match its pinned identity."""
 
 
-def _row(task: Task) -> dict[str, Any]:
+def _row(task: Task, runners: bool) -> dict[str, Any]:
     data = task.model_dump(mode="json")
+    if not runners:
+        for name, _type in RUNNER_COLUMNS:
+            del data[name]
     for column in JSON_COLUMNS:
         data[column] = None if data[column] is None else canonical_json(data[column])
     data["task_sha256"] = task.sha256()
@@ -60,7 +81,8 @@ def _row(task: Task) -> dict[str, Any]:
 
 def write_parquet(tasks: list[Task], path: Path) -> None:
     """Deterministic bytes: fixed schema, no pandas metadata, fixed row group and codec."""
-    table = pa.Table.from_pylist([_row(t) for t in tasks], schema=PARQUET_SCHEMA)
+    runners = uses_runners(tasks)
+    table = pa.Table.from_pylist([_row(t, runners) for t in tasks], schema=parquet_schema(tasks))
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     os.close(fd)
@@ -83,7 +105,7 @@ def manifest_for(
     tasks: list[Task], parquet: Path, suite: str, generator: dict[str, Any]
 ) -> dict[str, Any]:
     return {
-        "schema_version": SCHEMA_VERSION,
+        "schema_version": RUNNER_SCHEMA_VERSION if uses_runners(tasks) else SCHEMA_VERSION,
         "suite": suite,
         "generator": generator,
         "n_tasks": len(tasks),
@@ -109,6 +131,12 @@ def freeze(
     With a pinned ``expected_manifest_sha256`` that differs, nothing is left behind and
     FrozenSuiteError names both hashes.
     """
+    for task in tasks:  # a task copied without validation still cannot freeze an unknown runner
+        if task.test_runner not in RUNNERS:
+            raise FrozenSuiteError(
+                f"suite {suite}: task {task.instance_id}: field test_runner: unknown test "
+                f"runner {task.test_runner!r} (one of {', '.join(RUNNERS)})"
+            )
     ids = [t.instance_id for t in tasks]
     if len(set(ids)) != len(ids):
         dup = sorted(i for i, n in Counter(ids).items() if n > 1)

@@ -1,6 +1,8 @@
 """A small image-based suite, built offline: real git histories, one docker image per instance.
 
-Each of the three tiny repositories has a real history: good commits, then a commit that
+Each of the six tiny repositories (three tested with pytest, one with plain ``unittest``, one
+Django-style with ``tests/runtests.py`` and one SymPy-style with ``bin/test``) has a real
+history: good commits, then a commit that
 introduces a bug (the base commit), then a later fix commit. The suite is written in SWE-bench's
 format (``tasks.jsonl``: the fix commit's non-test diff is ``patch``, its test diff
 ``test_patch``) and imported with :func:`editcredit.data.swebench_import.import_tasks`, each task
@@ -62,6 +64,8 @@ class RepoSpec:
     fail_to_pass: tuple[str, ...]
     pass_to_pass: tuple[str, ...]
     test_paths: tuple[str, ...] = ()  # given when the fix changes no test file
+    test_runner: str = "pytest"
+    test_command: tuple[str, ...] = ()  # the runner's command without labels (() = default)
 
     @property
     def instance_id(self) -> str:
@@ -70,8 +74,9 @@ class RepoSpec:
 
 def _specs() -> tuple[RepoSpec, ...]:
     from editcredit.data.image_suite_repos import REPOS
+    from editcredit.data.image_suite_runner_repos import RUNNER_REPOS
 
-    return REPOS
+    return (*REPOS, *RUNNER_REPOS)
 
 
 @dataclass(frozen=True)
@@ -161,6 +166,10 @@ def task_row(spec: RepoSpec, repo: RepoInfo) -> dict:
     }
     if spec.test_paths:
         row["test_paths"] = json.dumps(list(spec.test_paths))
+    if spec.test_runner != "pytest":
+        row["test_runner"] = spec.test_runner
+    if spec.test_command:
+        row["test_command"] = json.dumps(list(spec.test_command))
     return row
 
 

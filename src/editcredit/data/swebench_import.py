@@ -5,6 +5,9 @@ Rows carry SWE-bench's fields (``instance_id``, ``repo``, ``base_commit``,
 id lists may be JSON-encoded strings, as in the published datasets. A row names its docker
 image in ``image`` or gets one from ``image_template`` (e.g. ``"sweb.eval.x86_64.{instance_id}"``).
 Test paths come from ``test_paths`` or, when absent, from the files the test_patch touches.
+A row may name its ``test_runner`` and ``test_command`` (a JSON list); rows of ``django/django``
+and ``sympy/sympy`` that name none get SWE-bench's runner and command for that repository
+(:data:`REPO_RUNNERS`). An unknown runner is an error naming the row and field.
 """
 
 from __future__ import annotations
@@ -20,7 +23,16 @@ from editcredit.data.task import Task
 from editcredit.sandbox.patches import PatchFormatError, split_patch
 
 KNOWN = set(Task.model_fields)
-LIST_FIELDS = ("FAIL_TO_PASS", "PASS_TO_PASS", "test_paths")
+LIST_FIELDS = ("FAIL_TO_PASS", "PASS_TO_PASS", "test_paths", "test_command")
+#: The runner and command of SWE-bench's per-repository specifications, for rows that name
+#: none (a row's own ``test_runner`` / ``test_command`` win).
+REPO_RUNNERS: dict[str, tuple[str, list[str]]] = {
+    "django/django": (
+        "django",
+        ["./tests/runtests.py", "--verbosity", "2", "--settings=test_sqlite", "--parallel", "1"],
+    ),
+    "sympy/sympy": ("sympy", ["bin/test", "-C", "--verbose"]),
+}
 
 
 def read_rows(path: Path) -> list[dict[str, Any]]:
@@ -63,6 +75,10 @@ def _normalise(
         except PatchFormatError as exc:
             raise FrozenSuiteError(f"{where}: field test_patch: {exc}") from None
         record["test_paths"] = sorted({p for s in sections for p in s.paths})
+    if "test_runner" not in record and record.get("repo") in REPO_RUNNERS:
+        runner, command = REPO_RUNNERS[record["repo"]]
+        record["test_runner"] = runner
+        record.setdefault("test_command", command)
     if "image" not in record and "files" not in record and image_template:
         record["image"] = image_template.format(**{**row, **record})
     record.setdefault("suite", suite)

@@ -2,9 +2,11 @@
 
 Fields named as in SWE-bench keep their meaning there: ``instance_id``, ``repo``,
 ``base_commit``, ``problem_statement``, ``patch`` (the gold fix), ``test_patch``,
-``FAIL_TO_PASS`` and ``PASS_TO_PASS`` (full pytest node ids). A task carries its base tree
-either inline (``files``: path -> text) or as a docker ``image`` holding the repository at
-``workdir``; exactly one of the two.
+``FAIL_TO_PASS`` and ``PASS_TO_PASS`` (test ids in the task's runner's naming: full pytest node
+ids for ``pytest``, ``test_name (module.Class)`` for ``unittest`` and ``django``, function names
+for ``sympy``). A task carries its base tree either inline (``files``: path -> text) or as a
+docker ``image`` holding the repository at ``workdir``; exactly one of the two. ``test_runner``
+and ``test_command`` say how its tests run (``docs/task-schema.md``).
 """
 
 from __future__ import annotations
@@ -13,9 +15,22 @@ import json
 import posixpath
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from editcredit.audit.hashing import sha256_text
+
+#: Test runners a task may name; each has an observer in the sandbox's guest code.
+RUNNERS = ("pytest", "unittest", "django", "sympy")
+#: Fields left out of a task's identity while they hold their default (tasks frozen before
+#: they existed keep their hashes).
+DEFAULT_IDENTITY = {"test_runner": "pytest", "test_command": []}
 
 
 class Task(BaseModel):
@@ -31,6 +46,10 @@ class Task(BaseModel):
     problem_statement: str = Field(min_length=1, description="What is wrong, never the fix.")
     patch: str = Field(min_length=1, description="The gold fix as a unified diff.")
     test_patch: str = Field("", description="Diff that adds the tests, applied before grading.")
+    test_runner: str = Field(
+        "pytest",
+        description="How the tests run and are observed: pytest | unittest | django | sympy.",
+    )
     FAIL_TO_PASS: list[str] = Field(min_length=1, description="Node ids the fix must make pass.")
     PASS_TO_PASS: list[str] = Field(description="Node ids that must keep passing.")
     statement_test: str = Field(
@@ -47,13 +66,28 @@ class Task(BaseModel):
     suite: str = Field(min_length=1, description="Suite the task belongs to.")
     split: str = Field("", description="train, dev or holdout ('' before splitting).")
     meta: dict[str, Any] = Field(default_factory=dict, description="Generator details.")
+    test_command: list[str] = Field(
+        default_factory=list,
+        description="The runner's command (argument vector, without test labels; [] = the "
+        "runner's default); labels come from test_paths, or from the ids run for the agent.",
+    )
+
+    @field_validator("test_runner")
+    @classmethod
+    def _known_runner(cls, runner: str) -> str:
+        if runner not in RUNNERS:
+            raise ValueError(f"unknown test runner {runner!r} (one of {', '.join(RUNNERS)})")
+        return runner
 
     @field_validator("FAIL_TO_PASS", "PASS_TO_PASS")
     @classmethod
-    def _full_node_ids(cls, ids: list[str]) -> list[str]:
+    def _unique_ids(cls, ids: list[str], info: ValidationInfo) -> list[str]:
+        pytest_ids = info.data.get("test_runner", "pytest") == "pytest"
         for node_id in ids:
-            if "::" not in node_id:
+            if pytest_ids and "::" not in node_id:
                 raise ValueError(f"not a full pytest node id (no '::'): {node_id!r}")
+            if not node_id.strip() or "\n" in node_id:
+                raise ValueError(f"not a test id: {node_id!r}")
         if len(set(ids)) != len(ids):
             raise ValueError("duplicate node ids")
         return ids
@@ -98,7 +132,11 @@ class Task(BaseModel):
 
     def canonical_json(self) -> str:
         """Sorted keys, no whitespace, UTF-8 text: the bytes that identify the task."""
-        return canonical_json(self.model_dump(mode="json"))
+        data = self.model_dump(mode="json")
+        for name, default in DEFAULT_IDENTITY.items():
+            if data[name] == default:
+                del data[name]
+        return canonical_json(data)
 
     def sha256(self) -> str:
         return sha256_text(self.canonical_json())

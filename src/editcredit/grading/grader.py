@@ -120,7 +120,15 @@ def judge_run(
             dropped_paths=run.dropped_paths,
             sandbox=run,
         )
-    verdict = judge(task.FAIL_TO_PASS, task.PASS_TO_PASS, run.observations.items, evidence(run))
+    obs = run.observations
+    verdict = judge(
+        task.FAIL_TO_PASS,
+        task.PASS_TO_PASS,
+        obs.items,
+        evidence(run),
+        task.test_runner,
+        obs.aliases,
+    )
     score = training_score(task.FAIL_TO_PASS, task.PASS_TO_PASS, verdict.tests, f_weight, g_weight)
     if verdict.kind != "valid_1" and score.Y:  # every expected id passed, the run incomplete
         score = replace(score, Y=0, U=score.U - 1)

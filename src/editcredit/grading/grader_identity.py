@@ -40,6 +40,7 @@ GRADER_SOURCES = (
     "sandbox/local_backend.py",
     "sandbox/observations.py",
     "sandbox/patches.py",
+    "sandbox/runners.py",
     "sandbox/sentinels.py",
     "sandbox/workspace.py",
 )

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from editcredit.sandbox.observations import ItemObservation
+from editcredit.sandbox.runners import matches
 
 Status = Literal[
     "passed", "failed", "timeout", "error", "xfail", "xpass", "skipped", "incomplete", "missing"
@@ -75,9 +76,24 @@ def item_status(item: ItemObservation) -> str:
     return "passed"
 
 
-def family_members(expected_id: str, items: Iterable[ItemObservation]) -> list[ItemObservation]:
+def family_members(
+    expected_id: str,
+    items: Iterable[ItemObservation],
+    runner: str = "pytest",
+    aliases: dict[str, list[str]] | None = None,
+) -> list[ItemObservation]:
     """Collected items that map to an expected id: the same node id, or its parametrizations
-    when the expected id names the unparametrized function."""
+    when the expected id names the unparametrized function. Another runner's items map by
+    its own naming (``sandbox.runners.matches``: unittest's spellings of one test are one), or
+    by one of the item's ``aliases`` (a unittest test's docstring line)."""
+    if runner != "pytest":
+        other = aliases or {}
+        return [
+            item
+            for item in items
+            if matches(runner, expected_id, item.nodeid)
+            or expected_id in other.get(item.nodeid, ())
+        ]
     members = []
     for item in items:
         if item.nodeid == expected_id or (
@@ -101,11 +117,13 @@ def expected_statuses(
     expected_ids: Iterable[str],
     items: list[ItemObservation],
     timed_out: frozenset[str] | set[str] = frozenset(),
+    runner: str = "pytest",
+    aliases: dict[str, list[str]] | None = None,
 ) -> dict[str, TestOutcome]:
     """Each expected id's worst member status; ``timed_out`` items are ``timeout``."""
     out = {}
     for expected in expected_ids:
-        members = family_members(expected, items)
+        members = family_members(expected, items, runner, aliases)
         statuses = [
             (m.nodeid, "timeout" if m.nodeid in timed_out else item_status(m)) for m in members
         ]
@@ -179,6 +197,8 @@ def judge(
     pass_to_pass: list[str],
     items: list[ItemObservation],
     evidence: RunEvidence | None = None,
+    runner: str = "pytest",
+    aliases: dict[str, list[str]] | None = None,
 ) -> Verdict:
     """METHOD §6: untrustworthy reports (tampering) are unresolved; success needs complete
     evidence; a FAILED call (or a reproduced per-test timeout, or a reproduced collection
@@ -189,7 +209,7 @@ def judge(
     if ev.collect_timeout:
         tests = {i: TestOutcome(i, "timeout") for i in expected}
     else:
-        tests = expected_statuses(expected, items, ev.timed_out)
+        tests = expected_statuses(expected, items, ev.timed_out, runner, aliases)
     if ev.tampering:
         return Verdict("unresolved", None, f"tampering: {'; '.join(ev.tampering)}", tests, True)
     if ev.collect_timeout:

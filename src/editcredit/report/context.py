@@ -208,3 +208,35 @@ def audits_context(
         return (run_order.index(run) if run in run_order else len(run_order), step)
 
     return [_audit_row(run, step, a) for (run, step), a in sorted(audits.items(), key=key)]
+
+
+_UNREPLAYABLE = {
+    "empty_patch": "empty patches (graded without a run)",
+    "infrastructure_failure": "infrastructure failures (no statuses)",
+}
+
+
+def replay_context(summary: Record) -> dict[str, Any]:
+    """The replay check's summary (``results/replay/summary.json``) as the paper states it."""
+    kinds = summary.get("sampled_by_kind", {})
+    stored = summary.get("stored_by_kind", {})
+    changed = [g for g in summary.get("segment_graders", []) if g.get("changes")]
+    return {
+        "stored": summary["stored"],
+        "replayable": summary["replayable"],
+        "excluded": [
+            f"{n} {_UNREPLAYABLE.get(why, why)}"
+            for why, n in sorted(summary.get("excluded", {}).items())
+        ],
+        "sampled": summary["sampled"],
+        "identical": summary["identical"],
+        "trees": summary["trees_graded"],
+        "final": kinds.get("final", 0),
+        "counterfactual": kinds.get("counterfactual", 0),
+        "stored_final": stored.get("final", 0),
+        "stored_counterfactual": stored.get("counterfactual", 0),
+        "fraction": summary["fraction"],
+        "minimum": summary["minimum"],
+        "image_id": summary.get("grader", {}).get("image_id") or "",
+        "graders_changed": len(changed),
+    }

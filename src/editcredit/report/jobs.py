@@ -16,6 +16,7 @@ __all__ = ["figures_job", "paper_job", "tables_job"]
 
 log = logging.getLogger(__name__)
 
+
 def tables_job(
     *,
     controls: Sequence[str],
@@ -34,6 +35,7 @@ def tables_job(
     config: Any,
     segments: Sequence[str] = (),
     budget: Mapping[str, Any] | None = None,
+    replay: Sequence[str] = (),
 ) -> dict[str, Path]:
     """Rule render_tables: every ``paper/tables/*.tex``.
 
@@ -51,6 +53,7 @@ def tables_job(
         benchmark_root=benchmark_root,
         segments=segments,
         budget=dict(budget or {}),
+        replay=list(replay),
     )
     written = render_tables(
         inputs,

@@ -39,6 +39,7 @@ TABLES = (
     "findings",
     "audits",
     "costs",
+    "replay",
     "numbers",
 )
 
@@ -55,6 +56,7 @@ class TableInputs:
         audits: ``results/audits/{run}/step_{N}.json``.
         benchmarks: Snakemake benchmark TSVs (``results/benchmarks/{rule}/...``).
         benchmark_root: the directory the benchmark paths are under (rule = first part).
+        replay: ``results/replay/summary.json`` (the replay check of stored gradings).
     """
 
     controls: Sequence[str | Path]
@@ -66,6 +68,7 @@ class TableInputs:
     benchmark_root: str | Path = "results/benchmarks"
     segments: Sequence[str | Path] = ()  # endpoint segment directories (budget ledgers)
     budget: Mapping[str, Any] = field(default_factory=dict)  # config budgets.run
+    replay: Sequence[str | Path] = ()  # results/replay/summary.json (the replay check)
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def load(self, path: str | Path) -> Any:
@@ -221,6 +224,10 @@ def render_tables(
                 *_ledgers(inputs.segments),
                 *_timings(inputs.segments),
             ],
+        ),
+        "replay": (
+            {"replays": [ctx.replay_context(r) for r in inputs.records(inputs.replay)]},
+            list(inputs.replay),
         ),
         "numbers": ({"numbers": numbers}, every),
     }

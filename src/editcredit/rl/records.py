@@ -33,6 +33,8 @@ CREDIT_SCHEMA = pa.schema(
         ("m", pa.int32()),
         ("L", pa.int32()),
         ("credit_l1", pa.float64()),
+        ("cf_patch", pa.string()),  # the counterfactual tree as a patch ('' when not sent)
+        ("cf_report", pa.string()),  # JSON: its grading report, as stored_report ('' when not sent)
     ]
 )
 

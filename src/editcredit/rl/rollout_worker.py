@@ -24,6 +24,7 @@ from editcredit.agent.rollout import Episode, RolloutConfig, run_episodes
 from editcredit.agent.trajectory import episode_blocks, trajectory_row
 from editcredit.data.task import Task
 from editcredit.grading.grader import GradingReport, grade_patch
+from editcredit.grading.stored_report import stored_report
 from editcredit.rl.credit import query_decision, utility
 from editcredit.sandbox.memo import GradingMemo
 from editcredit.sandbox.patches import diff_trees
@@ -175,6 +176,7 @@ class RolloutWorker:
             "U_counterfactual": None,
             "parts_counterfactual": None,
             "reason": "no eligible block" if selected is None else "",
+            "cf_patch": None,
             "cf_report": None,
         }
 
@@ -199,11 +201,6 @@ class RolloutWorker:
         query["parts_counterfactual"] = report_parts(report)
         if query["U_counterfactual"] is None:
             query["reason"] = "counterfactual report unavailable"
-        query["cf_report"] = json.dumps(
-            {
-                "verdict": report.verdict,
-                "reason": report.reason,
-                "patch_sha256": report.patch_sha256,
-            },
-            sort_keys=True,
-        )
+        # the tree graded and its report, as stored: the replay check re-grades a sample
+        query["cf_patch"] = patch
+        query["cf_report"] = json.dumps(stored_report(report), sort_keys=True)

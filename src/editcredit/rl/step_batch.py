@@ -126,4 +126,6 @@ def _ledger_row(run, row, query, D, inp: CreditInput, lam, c, credit_l1) -> dict
         "m": inp.m,
         "L": inp.L,
         "credit_l1": credit_l1,
+        "cf_patch": query.get("cf_patch") or "",
+        "cf_report": query.get("cf_report") or "",
     }

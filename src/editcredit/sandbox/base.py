@@ -24,6 +24,7 @@ from editcredit.sandbox.limits import (
 )
 from editcredit.sandbox.observations import ItemObservation, Observations, read_observations
 from editcredit.sandbox.patches import PatchFormatError, split_patch
+from editcredit.sandbox.runners import command_for, rerun_fields
 from editcredit.sandbox.sentinels import Sentinels, make_sentinels
 from editcredit.sandbox.workspace import PatchOutcome, materialize
 
@@ -120,6 +121,9 @@ class RunRequest:
     sentinel: dict[str, Any] | None = None
     budget_s: float = 0.0
     patched: tuple[str, ...] = ()
+    runner: str = "pytest"
+    command: tuple[str, ...] = ()
+    rerun: dict[str, Any] | None = None
 
     @property
     def wait_s(self) -> float:
@@ -128,6 +132,10 @@ class RunRequest:
     def guest_fields(self) -> dict[str, Any]:
         """The limit and sentinel fields of the guest runner's request."""
         out: dict[str, Any] = {"budget_s": self.wait_s, "patched": list(self.patched)}
+        if self.runner != "pytest":
+            out["runner"] = self.runner
+            out["command"] = list(self.command)
+            out["rerun"] = self.rerun
         if self.limits is not None:
             out["limits"] = self.limits
         if self.sentinel is not None:
@@ -213,10 +221,11 @@ class Sandbox(ABC):
                     "",
                 )
             nonce = secrets.token_hex(16)
-            sentinels = make_sentinels(nonce, list(task.test_paths))
+            sentinels = make_sentinels(nonce, list(task.test_paths), task.test_runner)
             write_sentinels(tree, sentinels)
             self._prepare_permissions(job)
             timeout_s = task.timeout_s * self.timeout_factor
+            command = () if task.test_runner == "pytest" else tuple(command_for(task, select))
             request = RunRequest(
                 tree,
                 out,
@@ -227,6 +236,9 @@ class Sandbox(ABC):
                 sentinel=sentinels.guest(),
                 budget_s=run_budget_s(timeout_s, limits),
                 patched=patched_paths(patch, {*outcome.dropped_paths, *task.test_paths}),
+                runner=task.test_runner,
+                command=command,
+                rerun=rerun_fields(task),
             )
             result = self._run_task(task, request)
             observations = read_observations(out / "observations.jsonl", nonce)

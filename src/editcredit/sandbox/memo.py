@@ -46,7 +46,8 @@ def reusable(report: SandboxReport) -> bool:
 class GradingMemo:
     """A sandbox (or pool) that grades each distinct key once; other attributes pass through.
 
-    ``hits`` counts gradings answered from the memo, ``misses`` the ones that ran tests."""
+    ``hits`` counts gradings answered from the memo, ``misses`` the ones that reached the
+    sandbox (what a budget counts)."""
 
     def __init__(self, sandbox: Any) -> None:
         self.sandbox = sandbox
@@ -87,11 +88,6 @@ class GradingMemo:
                 self._done[key] = report
         mine.set_result(report)
         return report
-
-    @property
-    def gradings(self) -> int:
-        """Gradings that ran tests (``misses``): what a budget counts as spent."""
-        return self.misses
 
     def close(self) -> None:
         self.sandbox.close()

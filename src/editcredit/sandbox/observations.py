@@ -34,10 +34,11 @@ class ItemObservation(BaseModel):
 
 class Observations(BaseModel):
     """Everything the plugin recorded in one test session (a run continued after a per-test
-    timeout is several segments; ``finished``, ``returned`` and ``machinery`` are the last
-    segment's). ``finished``: the session's finish hook ran; ``returned``: pytest.main
-    returned to the runner (not an ``os._exit`` from inside the tests); ``tampering``: what the
-    observer found changed in pytest's reporting machinery."""
+        timeout is several segments; ``finished``, ``returned`` and ``machinery`` are the last
+        segment's). ``finished``: the session's finish hook ran; ``returned``: pytest.main
+        returned to the runner (not an ``os._exit`` from inside the tests); ``tampering``: what the
+        observer found changed in pytest's reporting machinery. ``aliases``: other names of an item
+    (a unittest test's docstring line), by node id."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     started: bool
@@ -50,6 +51,7 @@ class Observations(BaseModel):
     machinery: str = ""
     tampering: list[str] = []
     segments: int = 0
+    aliases: dict[str, list[str]] = {}
 
 
 def read_observations(path: Path, nonce: str) -> Observations:
@@ -62,6 +64,8 @@ def read_observations(path: Path, nonce: str) -> Observations:
     items: list[ItemObservation] = []
     open_items: dict[str, int] = {}
     collect_errors: list[dict[str, str]] = []
+    pending: dict[str, int] = {}  # started, no phase reported since
+    aliases: dict[str, list[str]] = {}
     foreign = 0
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         try:
@@ -87,13 +91,22 @@ def read_observations(path: Path, nonce: str) -> Observations:
             tampering += [str(w) for w in rec.get("what", [])]
         elif event == "collect_error":
             collect_errors.append({"nodeid": rec["nodeid"], "message": rec.get("message", "")})
+        elif event == "alias":
+            names = aliases.setdefault(str(rec.get("nodeid", "")), [])
+            if str(rec.get("alias", "")) not in names:
+                names.append(str(rec.get("alias", "")))
+        elif event == "item_start":
+            pending[str(rec.get("nodeid", ""))] = 1
         elif event == "phase":
             phase = PhaseRecord(**{k: rec[k] for k in PhaseRecord.model_fields if k in rec})
             nodeid = rec["nodeid"]
+            pending.pop(nodeid, None)
             if phase.when == "setup" or nodeid not in open_items:
                 open_items[nodeid] = len(items)
                 items.append(ItemObservation(nodeid=nodeid, phases=[]))
             items[open_items[nodeid]].phases.append(phase)
+    # a test that started and reported nothing (the process ended in it): incomplete
+    items += [ItemObservation(nodeid=n, phases=[]) for n in pending if n]
     return Observations(
         started=started,
         finished=finished,
@@ -105,4 +118,5 @@ def read_observations(path: Path, nonce: str) -> Observations:
         machinery=machinery,
         tampering=tampering,
         segments=segments,
+        aliases=aliases,
     )

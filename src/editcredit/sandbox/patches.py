@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import base64
 import difflib
+import hashlib
 import posixpath
 import re
+import zlib
 from dataclasses import dataclass
 
 PYTEST_CONFIG_FILES = frozenset(
@@ -14,6 +17,8 @@ STARTUP_HOOK_FILES = frozenset({"sitecustomize.py", "usercustomize.py"})
 TEST_DIR_NAMES = frozenset({"test", "tests", "testing"})
 
 _GIT_HEADER = re.compile(r"^diff --git a/(?P<a>\S+) b/(?P<b>\S+)$")
+ZERO_OID = "0" * 40
+LINK_MODE = "120000"
 
 
 class PatchFormatError(ValueError):
@@ -64,8 +69,12 @@ def _in_git_header(lines: list[str], start: int, i: int) -> bool:
 
 
 def _is_git_metadata_only(chunk: list[str]) -> bool:
+    """A git section without text hunks: a mode change, a new or deleted empty file, a
+    rename, or a binary patch."""
     return chunk[0].startswith("diff --git ") and any(
-        line.startswith(("new file mode", "deleted file mode", "rename from", "old mode"))
+        line.startswith(
+            ("new file mode", "deleted file mode", "rename from", "old mode", "GIT binary patch")
+        )
         for line in chunk
     )
 
@@ -160,3 +169,44 @@ def _terminate(lines):
             yield line
         else:
             yield line + "\n\\ No newline at end of file\n"
+
+
+def git_blob_id(data: bytes) -> str:
+    """git's object id of a blob holding ``data`` (SHA-1 of ``blob <size>\\0<data>``)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def _literal(data: bytes) -> str:
+    """git's ``literal`` binary hunk: zlib data in base85 lines of up to 52 bytes."""
+    packed = zlib.compress(data, 9)
+    lines = [f"literal {len(data)}\n"]
+    for i in range(0, len(packed), 52):
+        chunk = packed[i : i + 52]
+        n = len(chunk)
+        prefix = chr(ord("A") + n - 1) if n <= 26 else chr(ord("a") + n - 27)
+        lines.append(prefix + base64.b85encode(chunk, pad=True).decode("ascii") + "\n")
+    return "".join(lines) + "\n"
+
+
+def git_binary_section(
+    path: str, old: tuple[str, str] | None, new: tuple[str, bytes] | None
+) -> str:
+    """The git section that turns ``old`` (mode, blob id; None: absent) into ``new`` (mode,
+    bytes; None: deleted): mode lines, and the content as a binary patch with full index
+    lines (``git apply`` checks them). Symbolic links are mode 120000 with the target as
+    content. A pure mode change has no content part."""
+    header = f"diff --git a/{path} b/{path}\n"
+    if old is None and new is None:
+        return ""
+    if old is None:
+        header += f"new file mode {new[0]}\n"
+    elif new is None:
+        header += f"deleted file mode {old[0]}\n"
+    elif old[0] != new[0]:
+        header += f"old mode {old[0]}\nnew mode {new[0]}\n"
+    old_oid = old[1] if old is not None else ZERO_OID
+    new_oid = git_blob_id(new[1]) if new is not None else ZERO_OID
+    if old_oid == new_oid:
+        return header
+    data = new[1] if new is not None else b""
+    return f"{header}index {old_oid}..{new_oid}\nGIT binary patch\n{_literal(data)}"

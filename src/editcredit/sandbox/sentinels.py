@@ -4,6 +4,10 @@ From the run's nonce: a test module with a random name beside the task's first t
 holding one test that must pass and one that must fail, in a random order. The patch cannot
 know their names; a test process whose reporting was forged reports them wrongly. The sandbox
 takes their observations out of the run's items, so they never enter any count.
+
+For a unittest-based runner (``unittest``, ``django``) the module holds a ``TestCase`` class of a
+random name with the two tests (ids ``name (module.Class)``), for SymPy's runner two plain
+functions (ids: their names); the runner's hook runs the module once in the same process.
 """
 
 from __future__ import annotations
@@ -21,8 +25,15 @@ class Sentinels:
     must_pass: str
     must_fail: str
     source: str
+    runner: str = "pytest"
+    klass: str = ""
 
     def nodeid(self, name: str) -> str:
+        if self.runner in ("unittest", "django"):
+            module = posixpath.splitext(posixpath.basename(self.path))[0]
+            return f"{name} ({module}.{self.klass})"
+        if self.runner == "sympy":
+            return name
         return f"{self.path}::{name}"
 
     @property
@@ -34,7 +45,7 @@ class Sentinels:
         return {"path": self.path, "names": [self.must_pass, self.must_fail]}
 
 
-def make_sentinels(nonce: str, test_paths: list[str]) -> Sentinels:
+def make_sentinels(nonce: str, test_paths: list[str], runner: str = "pytest") -> Sentinels:
     digest = hashlib.sha256(f"editcredit-sentinel:{nonce}".encode()).hexdigest()
     directory = posixpath.dirname(test_paths[0]) if test_paths else ""
     path = posixpath.join(directory, f"test_{digest[:12]}.py")
@@ -45,4 +56,15 @@ def make_sentinels(nonce: str, test_paths: list[str]) -> Sentinels:
         must_fail: f"def {must_fail}():\n    assert {a} * {b} == {a * b + 1}\n",
     }
     order = [must_pass, must_fail] if int(digest[48], 16) % 2 else [must_fail, must_pass]
-    return Sentinels(path, must_pass, must_fail, "\n\n".join(tests[n] for n in order))
+    if runner in ("unittest", "django"):
+        klass = f"Test{digest[49:61]}"
+        check = "        self.assertEqual"
+        methods = {
+            must_pass: f"    def {must_pass}(self):\n{check}({a} + {b}, {a + b})\n",
+            must_fail: f"    def {must_fail}(self):\n{check}({a} * {b}, {a * b + 1})\n",
+        }
+        body = "\n".join(methods[n] for n in order)
+        source = f"import unittest\n\n\nclass {klass}(unittest.TestCase):\n{body}"
+        return Sentinels(path, must_pass, must_fail, source, runner, klass)
+    source = "\n\n".join(tests[n] for n in order)
+    return Sentinels(path, must_pass, must_fail, source, runner)

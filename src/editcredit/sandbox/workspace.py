@@ -16,6 +16,7 @@ from pathlib import Path
 
 from editcredit.data.task import Task
 from editcredit.sandbox.patches import PatchFormatError, partition_patch
+from editcredit.sandbox.runners import protected_files
 
 
 class TaskTreeError(RuntimeError):
@@ -81,7 +82,7 @@ def _partition(task: Task, patch: str) -> tuple[str, list[str]] | PatchOutcome:
     if not patch.strip():
         return "", []
     try:
-        return partition_patch(patch, task.test_paths)
+        return partition_patch(patch, [*task.test_paths, *protected_files(task)])
     except PatchFormatError as exc:
         return PatchOutcome(applied=False, error=str(exc))
 
@@ -89,8 +90,9 @@ def _partition(task: Task, patch: str) -> tuple[str, list[str]] | PatchOutcome:
 def materialize(task: Task, patch: str, root: Path) -> PatchOutcome:
     """Build the workspace for grading ``patch`` on ``task`` under ``root`` (an empty dir).
 
-    Sections of the patch that touch test paths, conftest.py, pytest configuration or
-    interpreter start-up hooks are dropped and listed; the test files are then restored from
+    Sections of the patch that touch test paths, conftest.py, pytest configuration,
+    interpreter start-up hooks or the task's runner files (``sandbox.runners``) are dropped
+    and listed; the test files are then restored from
     the frozen task and its test_patch applied. A patch that does not apply, or that creates a
     symlink, leaves ``applied=False`` with the reason.
     """

@@ -13,8 +13,6 @@ test item's function; :func:`changes` lists what differs.
 Standard library and pytest only (mounted into the sandbox; never imports editcredit).
 """
 
-from __future__ import annotations
-
 import contextlib
 import os
 import sys
@@ -148,7 +146,20 @@ def snapshot() -> dict:
     return out
 
 
-def changes(before: dict, extra: dict | None = None) -> list[str]:
+def snapshot_of(guarded, modules=()) -> dict:
+    """Identities (and code objects) of ``guarded`` (module, attribute path) pairs, after
+    importing ``modules``: the non-pytest runners' hooks guard unittest's machinery this way."""
+    for name in modules:
+        with contextlib.suppress(ImportError):
+            __import__(name)
+    out = {}
+    for module, path in guarded:
+        obj = _resolve(module, path)
+        out[f"{module}:{path}"] = (obj, _code_of(obj))
+    return out
+
+
+def changes(before: dict, extra: "dict | None" = None) -> "list[str]":
     """Guarded names whose object (or its code) is no longer the one snapshotted."""
     out = []
     for key, (obj, code) in before.items():
@@ -162,7 +173,7 @@ def changes(before: dict, extra: dict | None = None) -> list[str]:
     return out
 
 
-def tracing(patched: frozenset[str]) -> list[str]:
+def tracing(patched: "frozenset[str]") -> "list[str]":
     """A trace or profile function can rewrite the locals of pytest's report construction
     without replacing any object: none from a file the patch changed (or from no file) may
     be set while tests are reported (a test suite's own tracer, or coverage's, may)."""
@@ -193,7 +204,7 @@ def hook_impls(config) -> dict:
     return out
 
 
-def manager_changes(config, before: dict) -> list[str]:
+def manager_changes(config, before: dict) -> "list[str]":
     """The plugin manager still calls hooks through pluggy's own call loop and callers."""
     pm = config.pluginmanager
     multicall = before.get("pluggy._callers:_multicall", (_ABSENT,))[0]
@@ -210,7 +221,7 @@ def manager_changes(config, before: dict) -> list[str]:
     return out
 
 
-def hook_changes(before: dict, config, patched: frozenset[str]) -> list[str]:
+def hook_changes(before: dict, config, patched: "frozenset[str]") -> "list[str]":
     """Since configuration (before any task code): a hook caller replaced, an implementation
     removed or its function (or code) swapped, or one added from a file the patch changed.
     (An implementation added by the suite's own code, e.g. a test's plugin, is the task's.)"""
@@ -233,10 +244,10 @@ def _filename(obj) -> str:
     return getattr(code, "co_filename", "") or ""
 
 
-_REAL: dict[str, str] = {}
+_REAL: "dict[str, str]" = {}
 
 
-def _in(filename: str, patched: frozenset[str]) -> bool:
+def _in(filename: str, patched: "frozenset[str]") -> bool:
     if not os.path.isabs(filename):
         return False
     real = _REAL.get(filename)
@@ -245,7 +256,7 @@ def _in(filename: str, patched: frozenset[str]) -> bool:
     return real in patched
 
 
-def foreign_hook_impls(config, patched: frozenset[str]) -> list[str]:
+def foreign_hook_impls(config, patched: "frozenset[str]") -> "list[str]":
     """Reporting-hook implementations whose code comes from a file the patch changed (or
     from no file at all): a plugin registered by the code under test."""
     out = []
@@ -258,7 +269,7 @@ def foreign_hook_impls(config, patched: frozenset[str]) -> list[str]:
     return out
 
 
-def foreign_test_functions(items, patched: frozenset[str]) -> list[str]:
+def foreign_test_functions(items, patched: "frozenset[str]") -> "list[str]":
     """Collected tests whose function's code comes from a file the patch changed (a test
     function swapped by the code under test during collection), or whose item carries its
     own ``runtest`` (or another of :data:`ITEM_METHODS`)."""

@@ -1,7 +1,7 @@
-"""Guest-side grading runner: runs pytest on a prepared workspace inside the sandbox.
+"""Guest-side grading runner: runs a task's tests on a prepared workspace inside the sandbox.
 
-Standard library and pytest only; it is mounted read-only into the sandbox and never imports
-editcredit. Two modes:
+Standard library and pytest only (pytest only for the pytest runner); it is mounted read-only
+into the sandbox and never imports editcredit. Two modes:
 
 - ``once REQUEST.json``: run one grading, write ``done.json`` beside the observations.
 - ``serve SPOOL``: a warm server. pytest is imported once; every request found in
@@ -11,9 +11,11 @@ editcredit. Two modes:
 A request is JSON: ``workspace``, ``tests`` (paths or node ids relative to the workspace),
 ``out_dir``, ``env`` (the complete environment of the test process), ``nonce``,
 ``timeout_s``, and optional ``rlimits`` (name -> soft/hard value) applied in the child.
+``runner`` (default ``pytest``) names the task's test runner; any other runner (``unittest``,
+``django``, ``sympy``) runs the request's ``command`` (an argument vector) in the forked child
+under that runner's observer hook (:mod:`commands`); a test past its own limit ends that run and
+is rerun alone (:func:`run_command_request`).
 """
-
-from __future__ import annotations
 
 import contextlib
 import gc
@@ -30,9 +32,25 @@ GUEST_DIR = os.path.dirname(os.path.abspath(__file__))
 if GUEST_DIR not in sys.path:
     sys.path.insert(0, GUEST_DIR)
 
-import observer  # noqa: E402
-import pytest  # noqa: E402
-import rewrite_cache  # noqa: E402
+import commands  # noqa: E402
+import records  # noqa: E402
+import sympy_hook  # noqa: E402, F401 - imported before the child leaves the guest dir
+import unittest_hook  # noqa: E402, F401
+
+_LAZY: dict = {}
+
+
+def _pytest():
+    """pytest, the observer plugin and the rewrite cache, imported on first use (an image
+    whose tests run under another runner need not have pytest)."""
+    if not _LAZY:
+        import observer
+        import pytest
+        import rewrite_cache
+
+        _LAZY.update(observer=observer, pytest=pytest, rewrite_cache=rewrite_cache)
+    return _LAZY
+
 
 POLL_S = 0.002
 SELECT_S = 0.02
@@ -47,7 +65,7 @@ PYTEST_FLAGS = [
 ]
 
 
-def _child(req: dict, fd: int, skip: int, tests: list[str], extra: list[str], log_mode: int):
+def _child(req: dict, fd: int, skip: int, tests: "list[str]", extra: "list[str]", log_mode: int):
     """Runs in the forked child: isolate, then run pytest with the observer writing to ``fd``."""
     os.setsid()
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -65,8 +83,15 @@ def _child(req: dict, fd: int, skip: int, tests: list[str], extra: list[str], lo
     os.environ.clear()
     os.environ.update(req["env"])
     sys.path[:] = [p for p in sys.path if p and p != GUEST_DIR and not p.startswith(workspace)]
+    if req.get("runner", "pytest") != "pytest":
+        code = commands.run(req, fd)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        records.writer(fd, req["nonce"])({"event": "main_returned", "exitstatus": int(code)})
+        os._exit(int(code) & 0xFF)
+    lazy = _pytest()
     sentinel = req.get("sentinel")
-    plugin = observer.Observer(
+    plugin = lazy["observer"].Observer(
         fd,
         req["nonce"],
         skip=skip,
@@ -77,7 +102,8 @@ def _child(req: dict, fd: int, skip: int, tests: list[str], extra: list[str], lo
         ),
         patched=tuple(os.path.join(workspace, p) for p in req.get("patched", [])),
     )
-    code = pytest.main([*tests, *PYTEST_FLAGS, *extra, f"--rootdir={workspace}"], plugins=[plugin])
+    args = [*tests, *PYTEST_FLAGS, *extra, f"--rootdir={workspace}"]
+    code = lazy["pytest"].main(args, plugins=[plugin])
     sys.stdout.flush()
     sys.stderr.flush()
     plugin.emit({"event": "main_returned", "exitstatus": int(code)})
@@ -88,17 +114,17 @@ class Session:
     """What the runner saw of one forked pytest process."""
 
     def __init__(self) -> None:
-        self.lines: list[str] = []
+        self.lines: "list[str]" = []
         self.end = "finished"  # finished | timeout | collect_timeout | item_timeout
-        self.exit_code: int | None = None
-        self.collected: list[str] | None = None
-        self.collect_s: float | None = None
-        self.durations: dict[int, tuple[str, float]] = {}
-        self.timed_out: dict | None = None
-        self.grace: int | str | None = None  # what was running when the run's limit passed
+        self.exit_code: "int | None" = None
+        self.collected: "list[str] | None" = None
+        self.collect_s: "float | None" = None
+        self.durations: "dict[int, tuple[str, float]]" = {}
+        self.timed_out: "dict | None" = None
+        self.grace: "int | str | None" = None  # what was running when the run's limit passed
 
 
-def _limit_of(limits: dict | None, nodeid: str, never: float) -> float:
+def _limit_of(limits: "dict | None", nodeid: str, never: float) -> float:
     """The item's own limit (``never``, larger than any elapsed time, without limits)."""
     if not limits:
         return never
@@ -108,10 +134,10 @@ def _limit_of(limits: dict | None, nodeid: str, never: float) -> float:
 def run_session(
     req: dict,
     deadline: float,
-    hard: float | None = None,
+    hard: "float | None" = None,
     skip: int = 0,
-    tests: list[str] | None = None,
-    extra: list[str] = (),
+    tests: "list[str] | None" = None,
+    extra: "list[str]" = (),
     log_mode: int = os.O_TRUNC,
 ) -> Session:
     """Fork one pytest process and watch its records as they arrive: kill its process group
@@ -155,7 +181,7 @@ def run_session(
         now = time.monotonic()
         done_pid, wait_status = os.waitpid(pid, os.WNOHANG)
         if done_pid == pid:
-            s.exit_code = os.waitstatus_to_exitcode(wait_status)
+            s.exit_code = _exit_code(wait_status)
             pid = None
             break
         collecting = bool(limits) and s.collected is None
@@ -193,7 +219,10 @@ def run_session(
 
 def _drain(fd: int, s: Session, buf: bytes) -> None:
     with contextlib.suppress(OSError):
-        while chunk := os.read(fd, 1 << 16):
+        while True:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                break
             buf += chunk
     for raw in buf.split(b"\n"):
         if raw:
@@ -229,16 +258,19 @@ def run_request(req: dict, warm: bool = False) -> dict:
     children forked for later gradings of the same test files reuse the work.
     """
     start = time.monotonic()
+    if req.get("runner", "pytest") != "pytest":
+        return run_command_request(req, start)
+    _pytest()  # in this process, before a child leaves the guest directory
     if warm:
         files = dict.fromkeys(t.split("::", 1)[0] for t in req["tests"])  # node ids too
-        rewrite_cache.prewarm(os.path.join(req["workspace"], f) for f in files)
+        _pytest()["rewrite_cache"].prewarm(os.path.join(req["workspace"], f) for f in files)
         gc.freeze()  # the child's collector skips inherited objects: fewer copy-on-write pages
     limits = req.get("limits")
     hard = start + float(req.get("budget_s", req["timeout_s"]))
     deadline = start + float(req["timeout_s"])
     max_timeouts = int(limits.get("max_timeouts", 3)) if limits else 0
-    lines: list[str] = []
-    timeouts: list[dict] = []
+    lines: "list[str]" = []
+    timeouts: "list[dict]" = []
     timings = {"collect_s": None, "tests": {}}
     status, exit_code, skip, collect_timeout = "finished", None, 0, None
     log_mode = os.O_TRUNC
@@ -298,12 +330,56 @@ def run_request(req: dict, warm: bool = False) -> dict:
     return record
 
 
+def run_command_request(req: dict, start: float) -> dict:
+    """A non-pytest runner's grading: one observed run of the task's command. With per-test
+    limits, a test that exceeds its own is killed with the run (a runner cannot be continued
+    from the next test) and rerun alone (``commands.rerun_command``); the rest of the run is
+    held to the whole run's limit."""
+    hard = start + float(req.get("budget_s", req["timeout_s"]))
+    deadline = start + float(req["timeout_s"])
+    limits = req.get("limits")
+    if limits:  # collection is not observed apart from the tests: only the tests are limited
+        limits = {**limits, "collect_s": float(req.get("budget_s", req["timeout_s"])) + 1.0}
+    s = run_session({**req, "limits": limits}, deadline, hard, tests=[])
+    lines = [json.dumps({"event": "segment", "skip": 0, "nonce": req["nonce"]}), *s.lines]
+    timings = {"collect_s": 0.0, "tests": {n: sec for n, sec in s.durations.values()}}
+    timeouts = []
+    if s.end == "item_timeout":
+        timeout = dict(s.timed_out)
+        rerun_req = {**req, "limits": limits, "command": commands.rerun_command(req, timeout)}
+        limit = float(timeout["limit_s"])
+        rerun = run_session(rerun_req, min(hard, time.monotonic() + limit + 1.0), hard, tests=[])
+        timeout["reproduced"] = rerun.end == "item_timeout" and (
+            rerun.timed_out["nodeid"] == timeout["nodeid"]
+        )
+        timeout["rerun"] = rerun.end if rerun.end != "finished" else "finished in time"
+        timeouts.append(timeout)
+    record = {
+        "status": "timeout" if s.end == "timeout" else "finished",
+        "exit_code": s.exit_code,
+        "seconds": time.monotonic() - start,
+        "timeouts": timeouts,
+        "collect_timeout": None,
+        "timings": timings,
+    }
+    _write_lines(os.path.join(req["out_dir"], "observations.jsonl"), lines)
+    _write_json(os.path.join(req["out_dir"], "done.json"), record)
+    return record
+
+
+def _exit_code(status: int) -> int:
+    """``os.waitstatus_to_exitcode`` (Python 3.9+), also on older images' interpreters."""
+    if os.WIFSIGNALED(status):
+        return -os.WTERMSIG(status)
+    return os.WEXITSTATUS(status)
+
+
 def _kill_group(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
 
 
-def _write_lines(path: str, lines: list[str]) -> None:
+def _write_lines(path: str, lines: "list[str]") -> None:
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as fh:
         fh.writelines(line + "\n" for line in lines)
@@ -360,7 +436,7 @@ def warm_up() -> None:
         os.dup2(devnull, 1)
         os.dup2(devnull, 2)
         try:
-            pytest.main([path, *PYTEST_FLAGS, f"--rootdir={tmp}"])
+            _pytest()["pytest"].main([path, *PYTEST_FLAGS, f"--rootdir={tmp}"])
         finally:
             sys.stdout.flush()  # nothing of the warm-up may reach a grading's log
             sys.stderr.flush()
@@ -394,7 +470,7 @@ def serve(spool: str) -> None:
             run_request(req, warm=True)
 
 
-def main(argv: list[str]) -> int:
+def main(argv: "list[str]") -> int:
     if len(argv) == 2 and argv[0] == "once":
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # as serve(): the tests cannot stop it
         run_request(_load(argv[1]))
