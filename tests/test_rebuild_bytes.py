@@ -5,7 +5,8 @@ nothing hashes, and the cost table, the one reader of the sidecars, is the only 
 of an upstream job changes.
 
 The segment and the evaluation run for real: a small trained policy, the docker sandbox, one
-GRPO step of arm M, and a fresh evaluation (its journal deleted too) of the segment's model.
+GRPO step of arm M, the no-learning control's replay of that step, and a fresh evaluation (its
+journal deleted too) of the segment's model.
 """
 
 from __future__ import annotations
@@ -23,13 +24,14 @@ from editcredit.audit.provenance import read_provenance
 from editcredit.data.freeze import write_parquet
 from editcredit.evaluation.job import eval_model_job, plan_job, scores_job
 from editcredit.layout import is_volatile, volatile_sidecar
-from editcredit.rl.train_job import train_segment_job
+from editcredit.rl.train_job import control_replay_job, train_segment_job
 
 RUN = "M-s42"
 AGENT = {**CONFIG["agent"], "max_turns": 3, "max_new_tokens": 24}
 TASKS = "data/frozen/toy/tasks.parquet"
 SEGMENT = f"runs/{RUN}/step_1"
 EVAL = f"results/eval/{RUN}/holdout"
+CONTROL = "results/training/control/s42.parquet"
 
 
 def output_bytes(root: Path) -> dict[str, bytes]:
@@ -92,6 +94,30 @@ def test_a_rebuilt_segment_and_evaluation_write_the_same_bytes(
     shutil.rmtree(SEGMENT)
     assert_same_bytes(first, segment())
     assert json.loads(sidecar.read_text())["seconds"] != timings["seconds"]  # measured again
+
+    def control() -> dict[str, bytes]:
+        control_replay_job(
+            seed=42,
+            base_model=str(base),
+            tasks_path=TASKS,
+            controls_path=None,
+            out=CONTROL,
+            training={**training, "endpoint_step": 1},
+            agent=AGENT,
+            reward=CONFIG["reward"],
+            grading=CONFIG["grading"],
+            sandbox=CONFIG["sandbox"],
+            gpus=0,
+            threads=1,
+            config={"test": True},
+        )
+        return output_bytes(Path(CONTROL).parent)
+
+    first = control()
+    assert sorted(first) == ["s42.json", "s42.parquet"]
+    assert json.loads(Path(volatile_sidecar(CONTROL)).read_text())["seconds"] > 0
+    shutil.rmtree(Path(CONTROL).parent)
+    assert_same_bytes(first, control())
 
     model_dir = f"{SEGMENT}/model"
     models = {RUN: {"dir": model_dir, "run": RUN, "step": 1, "diagnostic": False}}
