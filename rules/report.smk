@@ -12,6 +12,7 @@ rule render_tables:
         templates=paper_tables("tex.j2"),
         segments=endpoint_segments(),  # their budget ledgers (segment.json)
         stop=stop_results(),  # the stop study's rules are in the cost table
+        slots=all_eval_slots(),  # the appendix table of unresolved slots
     output:
         paper_tables(),
     log:

@@ -21,4 +21,5 @@ with logged(snakemake.log[0]):  # noqa: F821 - injected by Snakemake
         config=snakemake.config,  # noqa: F821
         segments=list(snakemake.input.segments),  # noqa: F821
         budget=snakemake.params.budget,  # noqa: F821
+        slots=list(snakemake.input.slots),  # noqa: F821
     )

@@ -92,6 +92,7 @@ def build_all(root: Path, spec: FakeSpec, stats: dict = STATS) -> dict:
             run_order=runs,
             gpus_by_rule={"train_segment": 1},
             config=config,
+            slots=list(slots.values()),
         )
         figures_job(
             training=[f"results/stats/training/{a}.json" for a in spec.plan],

@@ -3,9 +3,9 @@
 ``write_fake_tree(root, ...)`` writes, under ``root``: the controls summary, eval slots of the
 base model and every run, training segments (metrics and rollouts with the real schemas, and an
 identity receipt), audits and benchmark files. The eval set holds ``n_eval_tasks`` held-out tasks
-plus ``n_in_pool`` of the training tasks (so the in-pool / out-of-pool split has both parts).
+plus ``n_in_pool`` of the training tasks (so the trained / untrained split has both parts).
 Arm M is planted ``effect`` above the others; ``unresolved`` slots of the M runs get a null
-verdict.
+verdict (the first with the test statuses of an unresolved verdict in ``detail``).
 """
 
 from __future__ import annotations
@@ -82,6 +82,7 @@ def _write_slots(root: Path, spec: FakeSpec, model: str, rate: np.ndarray, g) ->
     if model.startswith("M-") and spec.unresolved:
         for row in rows[: spec.unresolved]:
             row.update(verdict=None, state="unresolved", reason="missing_observation")
+        rows[0]["detail"] = "error: test_a.py::test_x; skipped: test_a.py::test_y"
     path = root / "results" / "eval" / model / spec.evalset / "slots.parquet"
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(pa.Table.from_pylist(rows, schema=SLOTS_SCHEMA), path)

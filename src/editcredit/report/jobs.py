@@ -34,8 +34,12 @@ def tables_job(
     config: Any,
     segments: Sequence[str] = (),
     budget: Mapping[str, Any] | None = None,
+    slots: Sequence[str] = (),
 ) -> dict[str, Path]:
     """Rule render_tables: every ``paper/tables/*.tex``.
+
+    ``slots``: the slots files of every evaluated model and eval set (the appendix table of
+    unresolved slots), as the rule declares them.
 
     ``benchmarks`` are the Snakemake benchmark files of the jobs before the tables (the cost
     table's rows), as the rule declares them (``cost_benchmarks`` in rules/common.smk): nothing
@@ -51,6 +55,7 @@ def tables_job(
         benchmark_root=benchmark_root,
         segments=segments,
         budget=dict(budget or {}),
+        slots=list(slots),
     )
     written = render_tables(
         inputs,

@@ -14,6 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
 from editcredit.audit.provenance import code_version, config_hash
 from editcredit.layout import parse_audit_json
 from editcredit.report import context as ctx
@@ -21,7 +25,7 @@ from editcredit.report.costs import cost_rows
 from editcredit.report.latex import make_env, render_template, write_tex
 from editcredit.report.numbers import study_numbers
 
-__all__ = ["TABLES", "TableInputs", "render_tables"]
+__all__ = ["TABLES", "TableInputs", "render_tables", "unresolved_slot_rows"]
 
 #: Every table the paper includes (``paper/tables/{name}.tex``), in the order of the paper.
 TABLES = (
@@ -32,11 +36,16 @@ TABLES = (
     "credit",
     "scores",
     "comparisons",
+    "trained",
     "findings",
     "audits",
     "costs",
     "numbers",
+    "unresolved",
 )
+
+#: Columns of ``slots.parquet`` the unresolved-slots table reads (``detail`` where present).
+SLOT_TABLE_COLUMNS = ("model", "evalset", "instance_id", "sample", "verdict", "reason", "attempts")
 
 
 @dataclass
@@ -51,6 +60,8 @@ class TableInputs:
         audits: ``results/audits/{run}/step_{N}.json``.
         benchmarks: Snakemake benchmark TSVs (``results/benchmarks/{rule}/...``).
         benchmark_root: the directory the benchmark paths are under (rule = first part).
+        slots: ``results/eval/{model}/{evalset}/slots.parquet`` of every evaluated model and
+            eval set (the appendix table of unresolved slots).
     """
 
     controls: Sequence[str | Path]
@@ -62,6 +73,7 @@ class TableInputs:
     benchmark_root: str | Path = "results/benchmarks"
     segments: Sequence[str | Path] = ()  # endpoint segment directories (budget ledgers)
     budget: Mapping[str, Any] = field(default_factory=dict)  # config budgets.run
+    slots: Sequence[str | Path] = ()
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def load(self, path: str | Path) -> Any:
@@ -97,6 +109,27 @@ def budget_rows(segments: Sequence[str | Path], budget: Mapping[str, Any]) -> li
                 "infra_failures": ledger["infra_failures"],
             }
         )
+    return rows
+
+
+def unresolved_slot_rows(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
+    """The rows of the slots files whose verdict is null (the unresolved slots).
+
+    Raises:
+        ValueError: naming the file, when it cannot be read or lacks a column.
+    """
+    rows: list[dict[str, Any]] = []
+    for path in paths:
+        try:
+            names = pq.read_schema(path).names
+        except (OSError, pa.ArrowException) as exc:
+            raise ValueError(f"{path}: cannot read the slots table: {exc}") from exc
+        missing = [c for c in SLOT_TABLE_COLUMNS if c not in names]
+        if missing:
+            raise ValueError(f"{path}: slots table lacks column(s) {missing} (docs/outputs.md)")
+        columns = [*SLOT_TABLE_COLUMNS, *(["detail"] if "detail" in names else [])]
+        table = pq.read_table(path, columns=columns)
+        rows += table.filter(pc.is_null(table["verdict"])).to_pylist()
     return rows
 
 
@@ -160,6 +193,13 @@ def render_tables(
             {"groups": ctx.comparisons_context(comparisons), "gate": gate},
             list(inputs.comparisons),
         ),
+        "trained": (
+            {
+                "groups": ctx.trained_context(comparisons),
+                "level": comparisons[0]["bootstrap"]["level"] if comparisons else 0.95,
+            },
+            list(inputs.comparisons),
+        ),
         "findings": (
             {"groups": ctx.comparisons_context(comparisons), "main": main},
             list(inputs.comparisons),
@@ -181,6 +221,15 @@ def render_tables(
             [*inputs.benchmarks, *inputs.training, *_ledgers(inputs.segments)],
         ),
         "numbers": ({"numbers": numbers}, every),
+        "unresolved": (
+            {
+                "rows": ctx.unresolved_context(
+                    unresolved_slot_rows(inputs.slots), ["base", *run_order]
+                ),
+                "n_files": len(inputs.slots),
+            },
+            list(inputs.slots),
+        ),
     }
     written = {}
     for name in TABLES:
