@@ -88,8 +88,15 @@ def test_unresolved_context_orders_and_fills():
 
     rows = [
         {"model": "M-s1", "evalset": "h", "instance_id": "b", "sample": 0, "verdict": None},
-        {"model": "base", "evalset": "h", "instance_id": "z", "sample": 1, "verdict": None,
-         "reason": "infra_after_patch", "detail": "sandbox died"},
+        {
+            "model": "base",
+            "evalset": "h",
+            "instance_id": "z",
+            "sample": 1,
+            "verdict": None,
+            "reason": "infra_after_patch",
+            "detail": "sandbox died",
+        },
         {"model": "base", "evalset": "h", "instance_id": "a", "sample": 0, "verdict": 1},
     ]
     out = unresolved_context(rows, ["base", "M-s1"])

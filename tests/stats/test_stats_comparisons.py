@@ -152,7 +152,9 @@ def test_split_is_per_seed_and_partly_trained_cells_are_in_neither_part():
 def test_a_compared_run_without_rollouts_is_an_error():
     spec = comparison_specs(STATS, PLAN)["M-B"]
     trained = {r: set() for r in RUNS if r != "B-s7"}
-    with pytest.raises(ValueError, match=r"comparison M-B: no training rollouts of run\(s\) \['B-s7'\]"):
+    with pytest.raises(
+        ValueError, match=r"comparison M-B: no training rollouts of run\(s\) \['B-s7'\]"
+    ):
         paired_record(spec, _two_seed_tables(), trained, **BOOT)
 
 

@@ -113,9 +113,10 @@ def test_workflow_writes_stats_tables_figures_and_paper(built):
     assert broad["trained"]["n_tasks"] == 6
     trained = (root / "paper" / "tables" / "trained.tex").read_text()
     assert "broad & trained & 42: 6, 314159: 6 &" in trained
-    assert "Every slot of the 16 evaluated (model, eval set) slices was decided" in (
-        root / "paper" / "tables" / "unresolved.tex"
-    ).read_text()
+    assert (
+        "Every slot of the 16 evaluated (model, eval set) slices was decided"
+        in (root / "paper" / "tables" / "unresolved.tex").read_text()
+    )
     for tex in (root / "paper" / "tables").glob("*.tex"):
         assert tex.read_text().startswith("% editcredit-provenance: {")
     for name in ("training_curves", "task_differences", "bootstrap"):

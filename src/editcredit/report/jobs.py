@@ -16,6 +16,7 @@ __all__ = ["figures_job", "paper_job", "tables_job"]
 
 log = logging.getLogger(__name__)
 
+
 def tables_job(
     *,
     controls: Sequence[str],

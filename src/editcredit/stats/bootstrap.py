@@ -23,8 +23,8 @@ means, with numpy's default (linear) quantile interpolation, as in
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
