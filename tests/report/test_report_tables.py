@@ -161,6 +161,7 @@ def test_training_tables(resolved_tree):
     enc = rec["encounter"][0]
     assert enc["n_tasks"] > 0
     assert points(enc["mean_difference"], sign=True) in encounter
+    assert ci_points(enc["ci"], half=True) in encounter and enc["ci"]["half_width"] > 0
     assert rec["encounter"][-1]["k"] == "last" and "\nM & last &" in encounter
     credit, c = _tex(root, "credit"), rec["credit"]
     assert f"M & {c['queries']} & {c['available']} & {c['positive']} & {c['negative']} &" in credit
