@@ -336,6 +336,16 @@ def eval_targets():
     )
 
 
+def all_eval_slots():
+    """Slots files of every evaluated model (diagnostic checkpoints included) and eval set:
+    the appendix table of unresolved slots reads them all."""
+    return [
+        layout.eval_slots(m, e)
+        for m in eval_model_specs()
+        for e in SETTINGS.evaluation.evalsets
+    ]
+
+
 def evalset_slots(wildcards):
     return [layout.eval_slots(m, wildcards.evalset) for m in eval_models()]
 

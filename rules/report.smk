@@ -13,6 +13,7 @@ rule render_tables:
         segments=endpoint_segments(),  # budget ledgers, and their volatile sidecars: seconds
         stop=stop_results(),  # the stop study's rules are in the cost table
         replay=layout.REPLAY_SUMMARY,  # the reproducibility section's replay check
+        slots=all_eval_slots(),  # the appendix table of unresolved slots
     output:
         paper_tables(),
     log:

@@ -22,4 +22,5 @@ with logged(snakemake.log[0]):  # noqa: F821 - injected by Snakemake
         segments=list(snakemake.input.segments),  # noqa: F821
         budget=snakemake.params.budget,  # noqa: F821
         replay=[snakemake.input.replay],  # noqa: F821
+        slots=list(snakemake.input.slots),  # noqa: F821
     )

@@ -102,6 +102,7 @@ def build_all(root: Path, spec: FakeSpec, stats: dict = STATS) -> dict:
             segments=[f"runs/{r}/step_{spec.endpoint_step}" for r in runs],
             budget={"tokens": 1e6},
             replay=[REPLAY_SUMMARY],
+            slots=list(slots.values()),
         )
         figures_job(
             training=[f"results/stats/training/{a}.json" for a in spec.plan],

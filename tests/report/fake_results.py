@@ -3,9 +3,9 @@
 ``write_fake_tree(root, ...)`` writes, under ``root``: the controls summary, eval slots of the
 base model and every run, training segments (metrics and rollouts with the real schemas, and an
 identity receipt), audits and benchmark files. The eval set holds ``n_eval_tasks`` held-out tasks
-plus ``n_in_pool`` of the training tasks (so the in-pool / out-of-pool split has both parts).
+plus ``n_in_pool`` of the training tasks (so the trained / untrained split has both parts).
 Arm M is planted ``effect`` above the others; ``unresolved`` slots of the M runs get a null
-verdict.
+verdict (the first with the test statuses of an unresolved verdict in ``detail``).
 """
 
 from __future__ import annotations
@@ -36,6 +36,9 @@ class FakeSpec:
     endpoint_step: int = 4
     segment_steps: int = 2
     evalset: str = "holdout"
+    # further eval sets (name -> samples per task) written with the same tasks, e.g. the broad
+    # set of the repository's config; empty keeps the random draws of the default tree
+    extra_evalsets: dict[str, int] = field(default_factory=dict)
     n_eval_tasks: int = 40
     n_in_pool: int = 6
     n_samples: int = 4
@@ -65,13 +68,21 @@ def run_names(spec: FakeSpec) -> list[str]:
 
 
 def _write_slots(root: Path, spec: FakeSpec, model: str, rate: np.ndarray, g) -> None:
+    _write_evalset_slots(root, spec, model, rate, g, spec.evalset, spec.n_samples)
+    for evalset, n_samples in spec.extra_evalsets.items():
+        _write_evalset_slots(root, spec, model, rate, g, evalset, n_samples)
+
+
+def _write_evalset_slots(
+    root: Path, spec: FakeSpec, model: str, rate: np.ndarray, g, evalset: str, n_samples: int
+) -> None:
     rows = []
     for t, task in enumerate(eval_tasks(spec)):
-        for s in range(spec.n_samples):
+        for s in range(n_samples):
             rows.append(
                 {
                     "model": model,
-                    "evalset": spec.evalset,
+                    "evalset": evalset,
                     "instance_id": task,
                     "sample": s,
                     "verdict": int(g.random() < rate[t]),
@@ -83,7 +94,8 @@ def _write_slots(root: Path, spec: FakeSpec, model: str, rate: np.ndarray, g) ->
     if model.startswith("M-") and spec.unresolved:
         for row in rows[: spec.unresolved]:
             row.update(verdict=None, state="unresolved", reason="missing_observation")
-    path = root / "results" / "eval" / model / spec.evalset / "slots.parquet"
+        rows[0]["detail"] = "error: test_a.py::test_x; skipped: test_a.py::test_y"
+    path = root / "results" / "eval" / model / evalset / "slots.parquet"
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(pa.Table.from_pylist(rows, schema=SLOTS_SCHEMA), path)
 

@@ -42,6 +42,7 @@ SLOTS_SCHEMA = pa.schema(
         ("state", pa.string()),
         ("reason", pa.string()),
         ("attempts", pa.int16()),
+        ("detail", pa.string()),
     ]
 )
 
@@ -200,6 +201,7 @@ def slots_rows(model: str, evalset: str, files: Sequence[TaskSlots]) -> list[dic
             "state": s.state,
             "reason": s.reason,
             "attempts": len(s.attempts),
+            "detail": s.detail,
         }
         for f in files
         for s in f.slots

@@ -128,16 +128,28 @@ def training_curves(training: Sequence[Record], base: str | Path) -> list[Path]:
 
 
 def task_differences(paired: Sequence[Record], base: str | Path) -> list[Path]:
-    """Per-task differences (points, seed-averaged), sorted, one panel per comparison."""
+    """Per-task differences (points, seed-averaged), sorted, one panel per comparison (at most
+    three a row; the eval set in each title)."""
     with plt.rc_context(_STYLE):
         n = max(1, len(paired))
-        fig, axes = plt.subplots(
-            1, n, figsize=(WIDTH_IN, 2.4), layout="constrained", sharey=True, squeeze=False
+        ncols = min(3, n)
+        nrows = -(-n // ncols)
+        fig, grid = plt.subplots(
+            nrows,
+            ncols,
+            figsize=(WIDTH_IN, 2.4 * nrows),
+            layout="constrained",
+            sharey=True,
+            squeeze=False,
         )
-        for ax, rec in zip(axes[0], paired, strict=False):
+        axes = list(grid.ravel())
+        for ax in axes[len(paired) :]:
+            ax.set_visible(False)
+        for ax, rec in zip(axes, paired, strict=False):
             comp = rec["all"]
             title = rec["label"].replace(" - ", " $-$ ")
-            ax.set_title(title + (" (single seed)" if rec["single_seed"] else ""))
+            seed = ", one seed" if rec["single_seed"] else ""
+            ax.set_title(f"{title} ({rec['evalset']}{seed})", fontsize=9)
             ax.set_xlabel("Task (sorted by difference)")
             ax.axhline(0.0, color="black", lw=0.6)
             if not comp["resolved"]:
@@ -159,7 +171,8 @@ def task_differences(paired: Sequence[Record], base: str | Path) -> list[Path]:
                 fontsize=7.5,
             )
             ax.set_xlim(0.5, d.size + 0.5)
-        axes[0][0].set_ylabel("Difference (points)")
+        for row in grid:
+            row[0].set_ylabel("Difference (points)")
         return save(fig, base)
 
 

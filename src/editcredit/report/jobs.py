@@ -36,8 +36,12 @@ def tables_job(
     segments: Sequence[str] = (),
     budget: Mapping[str, Any] | None = None,
     replay: Sequence[str] = (),
+    slots: Sequence[str] = (),
 ) -> dict[str, Path]:
     """Rule render_tables: every ``paper/tables/*.tex``.
+
+    ``slots``: the slots files of every evaluated model and eval set (the appendix table of
+    unresolved slots), as the rule declares them.
 
     ``benchmarks`` are the Snakemake benchmark files of the jobs before the tables (the cost
     table's rows), as the rule declares them (``cost_benchmarks`` in rules/common.smk): nothing
@@ -54,6 +58,7 @@ def tables_job(
         segments=segments,
         budget=dict(budget or {}),
         replay=list(replay),
+        slots=list(slots),
     )
     written = render_tables(
         inputs,

@@ -14,6 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
 from editcredit.audit.provenance import code_version, config_hash
 from editcredit.audit.volatile import read_volatile
 from editcredit.layout import parse_audit_json, parse_run, parse_segment_dir, volatile_sidecar
@@ -25,7 +29,7 @@ from editcredit.report.numbers import study_numbers
 #: the training phases whose seconds the cost table shows (``editcredit.rl.timing.PHASES``)
 PHASES = ("seconds_rollout", "seconds_counterfactual", "seconds_update")
 
-__all__ = ["TABLES", "TableInputs", "render_tables"]
+__all__ = ["TABLES", "TableInputs", "render_tables", "unresolved_slot_rows"]
 
 #: Every table the paper includes (``paper/tables/{name}.tex``), in the order of the paper.
 TABLES = (
@@ -36,12 +40,17 @@ TABLES = (
     "credit",
     "scores",
     "comparisons",
+    "trained",
     "findings",
     "audits",
     "costs",
     "replay",
     "numbers",
+    "unresolved",
 )
+
+#: Columns of ``slots.parquet`` the unresolved-slots table reads (``detail`` where present).
+SLOT_TABLE_COLUMNS = ("model", "evalset", "instance_id", "sample", "verdict", "reason", "attempts")
 
 
 @dataclass
@@ -57,6 +66,8 @@ class TableInputs:
         benchmarks: Snakemake benchmark TSVs (``results/benchmarks/{rule}/...``).
         benchmark_root: the directory the benchmark paths are under (rule = first part).
         replay: ``results/replay/summary.json`` (the replay check of stored gradings).
+        slots: ``results/eval/{model}/{evalset}/slots.parquet`` of every evaluated model and
+            eval set (the appendix table of unresolved slots).
     """
 
     controls: Sequence[str | Path]
@@ -69,6 +80,7 @@ class TableInputs:
     segments: Sequence[str | Path] = ()  # endpoint segment directories (budget ledgers)
     budget: Mapping[str, Any] = field(default_factory=dict)  # config budgets.run
     replay: Sequence[str | Path] = ()  # results/replay/summary.json (the replay check)
+    slots: Sequence[str | Path] = ()
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def load(self, path: str | Path) -> Any:
@@ -140,6 +152,27 @@ def budget_rows(segments: Sequence[str | Path], budget: Mapping[str, Any]) -> li
     return rows
 
 
+def unresolved_slot_rows(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
+    """The rows of the slots files whose verdict is null (the unresolved slots).
+
+    Raises:
+        ValueError: naming the file, when it cannot be read or lacks a column.
+    """
+    rows: list[dict[str, Any]] = []
+    for path in paths:
+        try:
+            names = pq.read_schema(path).names
+        except (OSError, pa.ArrowException) as exc:
+            raise ValueError(f"{path}: cannot read the slots table: {exc}") from exc
+        missing = [c for c in SLOT_TABLE_COLUMNS if c not in names]
+        if missing:
+            raise ValueError(f"{path}: slots table lacks column(s) {missing} (docs/outputs.md)")
+        columns = [*SLOT_TABLE_COLUMNS, *(["detail"] if "detail" in names else [])]
+        table = pq.read_table(path, columns=columns)
+        rows += table.filter(pc.is_null(table["verdict"])).to_pylist()
+    return rows
+
+
 def _audits(inputs: TableInputs) -> dict[tuple[str, int], Any]:
     out = {}
     for p in inputs.audits:
@@ -200,6 +233,13 @@ def render_tables(
             {"groups": ctx.comparisons_context(comparisons), "gate": gate},
             list(inputs.comparisons),
         ),
+        "trained": (
+            {
+                "groups": ctx.trained_context(comparisons),
+                "level": comparisons[0]["bootstrap"]["level"] if comparisons else 0.95,
+            },
+            list(inputs.comparisons),
+        ),
         "findings": (
             {"groups": ctx.comparisons_context(comparisons), "main": main},
             list(inputs.comparisons),
@@ -230,6 +270,15 @@ def render_tables(
             list(inputs.replay),
         ),
         "numbers": ({"numbers": numbers}, every),
+        "unresolved": (
+            {
+                "rows": ctx.unresolved_context(
+                    unresolved_slot_rows(inputs.slots), ["base", *run_order]
+                ),
+                "n_files": len(inputs.slots),
+            },
+            list(inputs.slots),
+        ),
     }
     written = {}
     for name in TABLES:

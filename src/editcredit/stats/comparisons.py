@@ -3,9 +3,10 @@
 Two stages, so that the claim-gate thresholds reach only the last one:
 
 1. :func:`paired_record`: scores per model (bounds while unresolved), the paired difference over
-   the paired seeds and tasks, the seed x task and task-only bootstrap CIs, W/L/T and the sign
-   test, the in-pool / out-of-pool split, and a histogram of the bootstrap distribution of the
-   CI the claim rests on (for the figure).
+   the paired seeds and tasks, the seed x task and task-only bootstrap CIs with their
+   half-widths, W/L/T and the sign test, the split into tasks the runs trained on and tasks they
+   never saw (:mod:`editcredit.stats.trained`; empty on the holdout set, which holds no training
+   task), and a histogram of the bootstrap distribution of the CI the claim rests on.
 2. :func:`gated_record`: that record plus the pre-registered claim gate's verdict.
 
 A comparison is ``{a: M, b: B}`` (all seeds the two arms share in the training plan), optionally
@@ -29,6 +30,7 @@ from editcredit.stats.gates import gate_verdict
 from editcredit.stats.loaders import arm_scores, evalset_plan, score_model, unresolved_reasons
 from editcredit.stats.paired import PairedComparison, compare_arms
 from editcredit.stats.resampling import resample_means_1d, resample_means_seed_task
+from editcredit.stats.trained import part_record, split_tasks
 
 __all__ = [
     "ComparisonSpec",
@@ -160,16 +162,45 @@ def _comparison_dict(comp: PairedComparison) -> dict[str, Any]:
     out["n_seeds"] = len(comp.seeds)
     out["n_tasks"] = len(comp.tasks)
     out["primary_ci"] = None if ci is None else ci.to_dict()
+    out["half_width"] = None if ci is None else ci.half_width
     return out
 
 
-def _split(
-    a: ArmScores, b: ArmScores, tasks: Sequence[str], boot: Mapping[str, Any], label: str
+def _trained_split(
+    spec: ComparisonSpec,
+    a: ArmScores,
+    b: ArmScores,
+    trained_by_run: Mapping[str, set[str]],
+    boot: Mapping[str, Any],
 ) -> dict[str, Any]:
-    if not tasks:
-        return {"n_tasks": 0, "note": "no tasks in this part", "comparison": None}
-    comp = compare_arms(a.subset(tasks=tasks), b.subset(tasks=tasks), **boot, label=label)
-    return {"n_tasks": len(tasks), "note": "", "comparison": _comparison_dict(comp)}
+    """The comparison on the tasks each seed's runs trained on, and on those they never saw."""
+    splits = {}
+    for seed in spec.seeds:
+        runs = [run_name(spec.arm_a, seed), run_name(spec.arm_b, seed)]
+        missing = [r for r in runs if r not in trained_by_run]
+        if missing:
+            raise ValueError(f"comparison {spec.name}: no training rollouts of run(s) {missing}")
+        splits[seed] = split_tasks(a.tasks, [trained_by_run[r] for r in runs])
+    return {
+        "trained": part_record(
+            a,
+            b,
+            {s: sp.trained for s, sp in splits.items()},
+            **boot,
+            label=f"{spec.label} (trained)",
+        ),
+        "untrained": part_record(
+            a,
+            b,
+            {s: sp.untrained for s, sp in splits.items()},
+            **boot,
+            label=f"{spec.label} (untrained)",
+        ),
+        "partly_trained": {
+            "n_cells": sum(len(sp.partly) for sp in splits.values()),
+            "tasks_by_seed": {str(s): len(sp.partly) for s, sp in splits.items()},
+        },
+    }
 
 
 def _distribution(
@@ -199,7 +230,7 @@ def _distribution(
 def paired_record(
     spec: ComparisonSpec,
     slots: Mapping[str, pd.DataFrame],
-    in_pool: set[str],
+    trained_by_run: Mapping[str, set[str]],
     *,
     n_resamples: int,
     rng_seed: int,
@@ -212,7 +243,7 @@ def paired_record(
     Args:
         spec: the comparison.
         slots: slots table of every model of ``spec.all_models`` on ``spec.evalset``.
-        in_pool: tasks seen in training by any of the compared runs.
+        trained_by_run: per compared run, the tasks in its training rollouts.
         n_resamples, rng_seed, level: the bootstrap (config ``stats.bootstrap``).
         histogram_bins: bins of the stored bootstrap distribution.
         n_samples: planned samples per task of the eval set (None: taken from the rows).
@@ -228,8 +259,6 @@ def paired_record(
     a, b = by_arm[spec.arm_a], by_arm[spec.arm_b]
     boot = {"n_resamples": n_resamples, "rng_seed": rng_seed, "level": level}
     comp = compare_arms(a, b, **boot, label=spec.label)
-    in_tasks = [t for t in tasks if t in in_pool]
-    out_tasks = [t for t in tasks if t not in in_pool]
     distribution = None
     if comp.resolved:
         distribution = _distribution(comp, a.values - b.values, boot, histogram_bins)
@@ -247,8 +276,7 @@ def paired_record(
         "bootstrap": {**boot, "method": "percentile"},
         "scores": {m: score_summary(slots[m], tasks, n_samples) for m in spec.all_models},
         "all": _comparison_dict(comp),
-        "in_pool": _split(a, b, in_tasks, boot, f"{spec.label} (in-pool)"),
-        "out_of_pool": _split(a, b, out_tasks, boot, f"{spec.label} (out-of-pool)"),
+        **_trained_split(spec, a, b, trained_by_run, boot),
         "bootstrap_distribution": distribution,
     }
 
