@@ -384,7 +384,7 @@ def comparison_slots(wildcards):
 
 def comparison_segments(wildcards):
     """Training segments of the compared runs (their rollouts give the in-pool tasks)."""
-    return run_segments(stats_comparisons()[wildcards.comparison].all_models)
+    return run_segments(stats_comparisons()[wildcards.comparison].runs)
 
 
 def stats_results(kind):

@@ -34,6 +34,10 @@ class Run:
         return run_name(self.arm, self.seed)
 
 
+#: the eval model name of the base policy (every run's start; ``results/eval/base/...``)
+BASE_EVAL_MODEL = "base"
+
+
 def run_name(arm: str, seed: int) -> str:
     """``M-s42``: the name of the run of ``arm`` from training seed ``seed``."""
     return f"{arm}-s{int(seed)}"

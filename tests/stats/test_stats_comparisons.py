@@ -67,11 +67,35 @@ def test_specs_resolve_seeds_labels_and_evalsets():
     [
         ({"a": "M", "b": "X"}, "arm 'X' is not in training.plan"),
         ({"a": "M", "b": "E", "seeds": [7]}, r"seed\(s\) \[7\] not trained for both M and E"),
+        ({"a": "base", "b": "O"}, "the base goes second"),
+        ({"a": "E", "b": "base", "seeds": [7]}, r"seed\(s\) \[7\] not trained for both E and base"),
     ],
 )
 def test_specs_name_the_bad_comparison(entry, match):
     with pytest.raises(ValueError, match=match):
         comparison_specs({"evalsets": ["holdout"], "comparisons": {"bad": entry}}, PLAN)
+
+
+def test_an_arm_minus_the_base_pairs_each_seed_with_the_one_base():
+    stats = {
+        "evalsets": ["holdout"],
+        "comparisons": {"O-base": {"a": "O", "b": "base"}, "E-base": {"a": "E", "b": "base"}},
+    }
+    specs = comparison_specs(stats, PLAN)
+    spec = specs["O-base"]
+    assert spec.seeds == (42, 7) and spec.label == "O - base"
+    assert spec.all_models == ["O-s42", "O-s7", "base"] and spec.runs == ["O-s42", "O-s7"]
+    assert specs["E-base"].label == "E42 - base" and specs["E-base"].runs == ["E-s42"]
+    o = {"t1": [1, 1], "t2": [1, 0], "t3": [0, 1]}  # both seeds: 1.0, 0.5, 0.5
+    base = {"t1": [1, 0], "t2": [0, 1], "t3": [0, 0]}  # 0.5, 0.5, 0.0
+    tables = {"O-s42": slots("O-s42", o), "O-s7": slots("O-s7", o), "base": slots("base", base)}
+    rec = paired_record(spec, tables, {"O-s42": {"t1"}, "O-s7": {"t1", "t3"}}, **BOOT)
+    assert rec["all"]["task_differences"] == [0.5, 0.0, 0.5]
+    assert rec["all"]["difference"] == pytest.approx(1 / 3)
+    assert set(rec["scores"]) == {"O-s42", "O-s7", "base"}
+    # trained by the arm's run of each seed: t1 at both seeds, t3 at seed 7 only
+    assert rec["trained"]["n_cells"] == 3 and rec["untrained"]["n_cells"] == 3
+    assert rec["partly_trained"]["n_cells"] == 0
 
 
 def test_main_must_be_a_comparison():

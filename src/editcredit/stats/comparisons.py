@@ -11,7 +11,10 @@ Two stages, so that the claim-gate thresholds reach only the last one:
 
 A comparison is ``{a: M, b: B}`` (all seeds the two arms share in the training plan), optionally
 with ``seeds: [42]`` (one seed: a *single-seed contrast*, labelled ``M42 - E42``) and
-``evalset`` (default: the first of ``stats.evalsets``).
+``evalset`` (default: the first of ``stats.evalsets``). ``b: base`` compares an arm with the
+base policy it started from (``O - base``: what training did): the base is one model, so each
+seed's run is paired with the same base scores, and the trained / untrained split is by the
+arm's runs alone.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from editcredit.layout import run_name
+from editcredit.layout import BASE_EVAL_MODEL, run_name
 from editcredit.stats.arms import ArmScores
 from editcredit.stats.bootstrap import percentile_interval
 from editcredit.stats.gates import gate_verdict
@@ -69,6 +72,10 @@ class ComparisonSpec:
     evalset: str
 
     @property
+    def arm_pair(self) -> tuple[str, str]:
+        return self.arm_a, self.arm_b
+
+    @property
     def single_seed(self) -> bool:
         return len(self.seeds) == 1
 
@@ -77,16 +84,26 @@ class ComparisonSpec:
         """``M - B``, or ``M42 - E42`` for a single-seed contrast."""
         if self.single_seed:
             s = self.seeds[0]
-            return f"{self.arm_a}{s} - {self.arm_b}{s}"
+            a, b = (arm if arm == BASE_EVAL_MODEL else f"{arm}{s}" for arm in self.arm_pair)
+            return f"{a} - {b}"
         return f"{self.arm_a} - {self.arm_b}"
 
+    def model(self, arm: str, seed: int) -> str:
+        """The eval model of ``arm`` at ``seed``: ``{arm}-s{seed}``, or the base (one model)."""
+        return BASE_EVAL_MODEL if arm == BASE_EVAL_MODEL else run_name(arm, seed)
+
     def models(self, arm: str) -> list[str]:
-        """Eval model names of ``arm`` at the paired seeds: ``{arm}-s{seed}``."""
-        return [run_name(arm, seed) for seed in self.seeds]
+        """Eval model names of ``arm`` at the paired seeds (the base once)."""
+        return list(dict.fromkeys(self.model(arm, seed) for seed in self.seeds))
 
     @property
     def all_models(self) -> list[str]:
         return self.models(self.arm_a) + self.models(self.arm_b)
+
+    @property
+    def runs(self) -> list[str]:
+        """The compared training runs (the base is none)."""
+        return [m for m in self.all_models if m != BASE_EVAL_MODEL]
 
 
 def comparison_specs(
@@ -109,10 +126,12 @@ def comparison_specs(
     for name, entry in stats_cfg["comparisons"].items():
         where = f"config stats.comparisons.{name}"
         a, b = entry["a"], entry["b"]
+        if a == BASE_EVAL_MODEL:
+            raise ValueError(f"{where}: the base goes second ('b: base': an arm minus its base)")
         for arm in (a, b):
-            if arm not in plan:
+            if arm not in plan and arm != BASE_EVAL_MODEL:
                 raise ValueError(f"{where}: arm {arm!r} is not in training.plan {sorted(plan)}")
-        shared = [s for s in plan[a] if s in set(plan[b])]
+        shared = [s for s in plan[a] if b == BASE_EVAL_MODEL or s in set(plan[b])]
         seeds = list(entry.get("seeds") or shared)
         bad = [s for s in seeds if s not in shared]
         if bad:
@@ -176,7 +195,7 @@ def _trained_split(
     """The comparison on the tasks each seed's runs trained on, and on those they never saw."""
     splits = {}
     for seed in spec.seeds:
-        runs = [run_name(spec.arm_a, seed), run_name(spec.arm_b, seed)]
+        runs = [spec.model(arm, seed) for arm in spec.arm_pair if arm != BASE_EVAL_MODEL]
         missing = [r for r in runs if r not in trained_by_run]
         if missing:
             raise ValueError(f"comparison {spec.name}: no training rollouts of run(s) {missing}")
@@ -254,7 +273,7 @@ def paired_record(
     tasks, n_samples = evalset_plan((slots[m] for m in spec.all_models), n_samples)
     by_arm = {}
     for arm in (spec.arm_a, spec.arm_b):
-        frames = {seed: slots[run_name(arm, seed)] for seed in spec.seeds}
+        frames = {seed: slots[spec.model(arm, seed)] for seed in spec.seeds}
         by_arm[arm] = arm_scores(arm, frames, tasks, n_samples)
     a, b = by_arm[spec.arm_a], by_arm[spec.arm_b]
     boot = {"n_resamples": n_resamples, "rng_seed": rng_seed, "level": level}
