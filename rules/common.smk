@@ -36,7 +36,7 @@ wildcard_constraints:
 POOL_FILES = sorted(
     str(p) for p in Path("src/editcredit/data/minibugs/pool").glob("*.py")
 )
-PAPER_FIGURES = ("training_curves", "task_differences", "bootstrap")
+PAPER_FIGURES = ("training_curves", "holdout_curve", "task_differences", "bootstrap")
 
 
 def mem_mb(rule_name, fallback=2000):
@@ -286,6 +286,13 @@ def eval_model_specs():
             )
         models = {m: models[m] for m in ev.models}
     return models
+
+
+def curve_scores():
+    """The scores of every planned eval model (the base, each run's evaluated intermediate
+    checkpoints and its endpoint) on the first of stats.evalsets: the holdout curve."""
+    evalset = SETTINGS.stats.evalsets[0]
+    return [layout.EVAL_SCORES.format(model=m, evalset=evalset) for m in eval_model_specs()]
 
 
 def eval_models():

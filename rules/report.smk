@@ -42,6 +42,7 @@ rule figures:
     input:
         training=stats_results("training"),
         paired=stats_results("paired"),
+        curve=curve_scores(),  # base, intermediate checkpoints, endpoints on the first eval set
     output:
         **{
             f"{name}_{ext}": report(

@@ -109,6 +109,7 @@ def build_all(root: Path, spec: FakeSpec, stats: dict = STATS) -> dict:
             paired=[f"results/stats/paired/{n}.json" for n in specs],
             main=stats["main"],
             out={k: f"paper/figures/{k}" for k in FIGURES},
+            curve=sorted(str(p) for p in Path("results/eval").glob("*/holdout/scores.json")),
         )
     finally:
         os.chdir(cwd)

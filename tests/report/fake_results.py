@@ -24,7 +24,7 @@ from editcredit.evaluation.slots import SLOTS_SCHEMA
 from editcredit.rl.records import CREDIT_SCHEMA, METRICS_SCHEMA, ROLLOUT_SCHEMA
 
 #: the figures rule's outputs (names)
-FIGURES = ("training_curves", "task_differences", "bootstrap")
+FIGURES = ("training_curves", "holdout_curve", "task_differences", "bootstrap")
 
 PLAN = {"O": [42, 314159], "B": [42, 314159], "M": [42, 314159], "E": [42]}
 BENCH_HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
@@ -361,6 +361,24 @@ def _write_control(root: Path, spec: FakeSpec, seed: int, g) -> None:
     pq.write_table(pa.Table.from_pylist(rows, schema=ROLLOUT_SCHEMA), out)
 
 
+def _write_scores(root: Path, model: str, run: str, step: int, rate: np.ndarray) -> None:
+    """The scores record of one eval model on holdout (the fields the holdout curve reads)."""
+    score = float(np.mean(rate))
+    record = {
+        "model": model,
+        "evalset": "holdout",
+        "run": run,
+        "step": step,
+        "diagnostic": bool(run) and model != run,
+        "resolved": True,
+        "score": score,
+        "bounds": [score, score],
+    }
+    out = root / "results" / "eval" / model / "holdout" / "scores.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(record, indent=1) + "\n")
+
+
 def write_fake_tree(root: str | Path, spec: FakeSpec | None = None) -> FakeSpec:
     """Write the whole fake tree under ``root``; returns the spec used."""
     spec = spec or FakeSpec()
@@ -369,12 +387,16 @@ def write_fake_tree(root: str | Path, spec: FakeSpec | None = None) -> FakeSpec:
     base_rate = g.uniform(0.1, 0.7, size=len(eval_tasks(spec)))
     _write_controls(root, spec)
     _write_slots(root, spec, "base", base_rate, g)
+    _write_scores(root, "base", "", 0, base_rate)
     for arm, seeds in spec.plan.items():
         for seed in seeds:
             run = f"{arm}-s{seed}"
             bump = spec.effect if arm == "M" else 0.0
             rate = np.clip(base_rate + 0.05 + bump + g.normal(0, 0.05, base_rate.size), 0, 1)
             _write_slots(root, spec, run, rate, g)
+            _write_scores(root, run, run, spec.endpoint_step, rate)
+            half = spec.endpoint_step // 2  # an evaluated intermediate checkpoint
+            _write_scores(root, f"{run}-step{half}", run, half, (base_rate + rate) / 2)
             _write_run(root, spec, run, arm, g)
     for seed in sorted({s for seeds in spec.plan.values() for s in seeds}):
         _write_control(root, spec, seed, g)
