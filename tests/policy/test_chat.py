@@ -191,3 +191,17 @@ def test_generation_stops_at_any_stop_id():
 
 def test_the_qwen_template_is_the_stock_one(qwen):
     assert qwen.chat_template == QWEN25_CHAT_TEMPLATE
+
+
+def test_a_tool_format_other_than_tool_call_json_is_refused_for_a_tool_only():
+    tok = train_tokenizer(TEXTS, 300)
+    tok.chat_template = (
+        "{%- if tools %}{{- '<|im_start|>system\\n[AVAILABLE_TOOLS]' + (tools | tojson)"
+        " + '<|im_end|>\\n' }}{%- endif %}" + tok.chat_template
+    )
+    chat = ChatTemplate(tok)
+    assert chat.tool_format is None and "[AVAILABLE_TOOLS]" not in tok.decode(
+        chat.conversation().start("x")
+    )
+    with pytest.raises(ChatTemplateError, match="not in the <tool_call> JSON format"):
+        chat.conversation("bash")

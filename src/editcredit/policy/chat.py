@@ -55,21 +55,21 @@ class ChatTemplate:
         specials = set(tokenizer.all_special_ids) | set(
             getattr(tokenizer, "added_tokens_decoder", {})
         )
-        if not close_ids or close_ids[0] not in specials:
+        first = tokenizer.decode(close_ids[:1], skip_special_tokens=False)
+        if not close_ids or close_ids[0] not in specials or not self.close_text.startswith(first):
             raise ChatTemplateError(
                 f"chat template of {self.name}: an assistant turn closes with "
                 f"{self.close_text!r}, which does not begin with a special end-of-turn token"
             )
         self.end_of_turn = close_ids[0]
-        eot_text = tokenizer.decode([self.end_of_turn], skip_special_tokens=False)
-        self.close_rest_text = self.close_text[len(eot_text) :]
+        self.close_rest_text = self.close_text[len(first) :]
         eos = tokenizer.eos_token_id
         self.stop_ids = tuple(dict.fromkeys(i for i in (self.end_of_turn, eos) if i is not None))
         pad = tokenizer.pad_token_id
         self.pad = int(pad if pad is not None else self.end_of_turn)
         self.bos = tokenizer.bos_token_id
-        self.tool_format = self._tool_format()
-        for tool in (None, *TOOLS):
+        self.tool_format, self.tool_problem = self._tool_format()
+        for tool in (None, *(TOOLS if self.tool_problem is None else ())):
             self._check_prefix(tool)
 
     # rendering
@@ -95,6 +95,8 @@ class ChatTemplate:
         """A new episode's conversation; ``tool``: the environment's tool (None: plain text)."""
         if tool is not None and tool not in TOOLS:
             raise ChatTemplateError(f"unknown tool {tool!r} (one of {', '.join(TOOLS)})")
+        if tool is not None and self.tool_problem is not None:
+            raise ChatTemplateError(self.tool_problem)
         return Conversation(self, tool)
 
     def prefix_delta(self, before: str, after: str, what: str) -> str:
@@ -120,21 +122,23 @@ class ChatTemplate:
             )
         return turn[len(ACTION_PROBE) :]
 
-    def _tool_format(self) -> str | None:
-        """``"tool_call"`` when the template declares tools and asks for ``<tool_call>`` JSON;
-        None when it ignores tools."""
+    def _tool_format(self) -> tuple[str | None, str | None]:
+        """The tool-call format and, for a template whose format the agent cannot read, why
+        (an environment with a tool is then refused; one without plays in plain text):
+        ``("tool_call", None)`` when the template declares tools and asks for ``<tool_call>``
+        JSON, ``(None, None)`` when it ignores tools."""
         messages = [*self.head(), {"role": "user", "content": OBSERVATION_PROBE}]
         plain = self.tokenizer.apply_chat_template(messages, tokenize=False)
         tools = [t.schema for t in TOOLS.values()]
         declared = self.tokenizer.apply_chat_template(messages, tools=tools, tokenize=False)
         if declared == plain:
-            return None
+            return None, None
         if "<tool_call>" not in declared:
-            raise ChatTemplateError(
-                f"chat template of {self.name}: it declares tools but not in the <tool_call> "
+            return None, (
+                f"chat template of {self.name}: it declares tools, but not in the <tool_call> "
                 "JSON format, the only tool-call format the agent reads"
             )
-        return "tool_call"
+        return "tool_call", None
 
     def _check_prefix(self, tool: str | None) -> None:
         conv = self.conversation(tool)
