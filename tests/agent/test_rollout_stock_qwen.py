@@ -69,3 +69,14 @@ def test_a_directory_whose_template_cannot_be_played_is_refused_and_nothing_is_w
     with pytest.raises(ValueError, match=rf"{src}.*no chat_template"):
         import_model(str(src), out, {"source": "import", "path": str(src)}, "bad")
     assert not Path(out).exists()
+
+
+def test_a_tokenizer_larger_than_the_models_vocabulary_is_refused(tmp_path):
+    src = write_stock_qwen2(tmp_path / "stock")
+    config = json.loads((src / "config.json").read_text())
+    config["vocab_size"] -= 2  # <|im_start|> and <|im_end|> would need new embeddings
+    (src / "config.json").write_text(json.dumps(config))
+    out = tmp_path / "models" / "base" / "short"
+    with pytest.raises(ValueError, match=rf"{src}: the tokenizer has .* vocab_size is"):
+        import_model(str(src), out, {"source": "import", "path": str(src)}, "short")
+    assert not out.exists()
