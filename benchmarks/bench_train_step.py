@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from editcredit.audit.volatile import read_volatile
 from editcredit.config import load_config
 from editcredit.job_settings import SegmentSettings
 from editcredit.rl.train_job import SegmentJob, train_segment_job
@@ -49,7 +50,7 @@ def main() -> None:
                 controls=str(ROOT / "results" / "controls" / suite / "summary.json"),
                 out_dir=str(step_dir),
             )
-            receipt = train_segment_job(
+            train_segment_job(
                 job,
                 settings,
                 gpus=0,
@@ -58,11 +59,13 @@ def main() -> None:
                 gate_dir=str(Path(tmp) / "gates"),
             )
             m = pd.read_parquet(step_dir / "metrics.parquet")
+            timing = read_volatile(step_dir / "segment.json")  # the clock's facts: the sidecar
+            t = pd.DataFrame(timing["steps"])
             out[arm] = {
-                "seconds_per_step": receipt["seconds_per_step"],
-                "rollout_and_grading_s": float(m["seconds_rollout"].mean()),
-                "counterfactual_s": float(m["seconds_counterfactual"].mean()),
-                "update_s": float(m["seconds_update"].mean()),
+                "seconds_per_step": timing["seconds_per_step"],
+                "rollout_and_grading_s": float(t["seconds_rollout"].mean()),
+                "counterfactual_s": float(t["seconds_counterfactual"].mean()),
+                "update_s": float(t["seconds_update"].mean()),
                 "cf_sent_per_step": float(m["cf_sent"].mean()),
                 "rollouts_per_step": float(m["rollouts"].mean()),
             }

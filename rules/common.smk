@@ -49,7 +49,7 @@ wildcard_constraints:
 POOL_FILES = sorted(
     str(p) for p in Path("src/editcredit/data/minibugs/pool").glob("*.py")
 )
-PAPER_FIGURES = ("training_curves", "task_differences", "bootstrap")
+PAPER_FIGURES = ("training_curves", "holdout_curve", "task_differences", "bootstrap")
 
 
 def mem_mb(rule_name, fallback=2000):
@@ -295,6 +295,13 @@ def eval_model_specs():
     return models
 
 
+def curve_scores():
+    """The scores of every planned eval model (the base, each run's evaluated intermediate
+    checkpoints and its endpoint) on the first of stats.evalsets: the holdout curve."""
+    evalset = SETTINGS.stats.evalsets[0]
+    return [layout.EVAL_SCORES.format(model=m, evalset=evalset) for m in eval_model_specs()]
+
+
 def eval_models():
     """The compared eval models: every planned one except the diagnostic checkpoints."""
     return [name for name, m in eval_model_specs().items() if not m["diagnostic"]]
@@ -337,6 +344,16 @@ def eval_targets():
     )
 
 
+def all_eval_slots():
+    """Slots files of every evaluated model (diagnostic checkpoints included) and eval set:
+    the appendix table of unresolved slots reads them all."""
+    return [
+        layout.eval_slots(m, e)
+        for m in eval_model_specs()
+        for e in SETTINGS.evaluation.evalsets
+    ]
+
+
 def evalset_slots(wildcards):
     return [layout.eval_slots(m, wildcards.evalset) for m in eval_models()]
 
@@ -375,7 +392,7 @@ def comparison_slots(wildcards):
 
 def comparison_segments(wildcards):
     """Training segments of the compared runs (their rollouts give the in-pool tasks)."""
-    return run_segments(stats_comparisons()[wildcards.comparison].all_models)
+    return run_segments(stats_comparisons()[wildcards.comparison].runs)
 
 
 def stats_results(kind):

@@ -10,9 +10,10 @@ rule render_tables:
         audits=audit_results(),
         benchmarks=cost_benchmarks,
         templates=paper_tables("tex.j2"),
-        segments=endpoint_segments(),  # their budget ledgers (segment.json)
+        segments=endpoint_segments(),  # budget ledgers, and their volatile sidecars: seconds
         stop=stop_results(),  # the stop study's rules are in the cost table
         replay=layout.REPLAY_SUMMARY,  # the reproducibility section's replay check
+        slots=all_eval_slots(),  # the appendix table of unresolved slots
     output:
         paper_tables(),
     log:
@@ -37,6 +38,7 @@ rule figures:
     input:
         training=stats_results("training"),
         paired=stats_results("paired"),
+        curve=curve_scores(),  # base, intermediate checkpoints, endpoints on the first eval set
     output:
         **{
             f"{name}_{ext}": report(

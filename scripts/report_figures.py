@@ -1,4 +1,4 @@
-"""Rule figures: training curves, per-task differences, bootstrap distribution (PDF and PNG)."""
+"""Rule figures: training and holdout curves, per-task differences, bootstrap (PDF and PNG)."""
 
 from pathlib import Path
 
@@ -12,5 +12,6 @@ with logged(snakemake.log[0]):  # noqa: F821
         training=list(snakemake.input.training),  # noqa: F821
         paired=list(snakemake.input.paired),  # noqa: F821
         main=snakemake.params.main,  # noqa: F821
+        curve=list(snakemake.input.curve),  # noqa: F821
         out=bases,
     )

@@ -20,6 +20,7 @@ with logged(sm.log[0]):
             benchmark_root=sm.params.benchmark_root,
             segments=list(sm.input.segments),
             replay=[sm.input.replay],
+            slots=list(sm.input.slots),
         ),
         TablesSettings.from_mapping(sm.params.settings),
         template_dir=sm.params.template_dir,

@@ -34,6 +34,10 @@ class Run:
         return run_name(self.arm, self.seed)
 
 
+#: the eval model name of the base policy (every run's start; ``results/eval/base/...``)
+BASE_EVAL_MODEL = "base"
+
+
 def run_name(arm: str, seed: int) -> str:
     """``M-s42``: the name of the run of ``arm`` from training seed ``seed``."""
     return f"{arm}-s{int(seed)}"
@@ -69,6 +73,28 @@ def control_run_name(seed: int) -> str:
 def names_regex(names) -> str:
     """A wildcard constraint matching exactly the given names (none: matching nothing)."""
     return "|".join(re.escape(str(n)) for n in names) or "(?!x)x"
+
+
+# --- volatile sidecars -------------------------------------------------------------------------
+
+VOLATILE_SUFFIX = ".volatile.json"
+"""The one name ending of a volatile sidecar: the facts of a result that the clock, the host or
+the run decides (wall seconds, free disk, worker addresses, attempt timestamps), kept beside the
+result (``segment.json`` -> ``segment.volatile.json``) so that the result itself is the same bytes
+on every rebuild. No hash, identity receipt or provenance block covers a sidecar; only the cost
+accounting reads them (the cost table, a run's budget ledger)."""
+
+
+def volatile_sidecar(path: str | Path) -> str:
+    """The sidecar of a result file: ``a/b/segment.json`` -> ``a/b/segment.volatile.json``,
+    ``a/slots.parquet`` -> ``a/slots.volatile.json`` (the name up to its first dot)."""
+    p = Path(path)
+    return (p.parent / f"{p.name.split('.', 1)[0]}{VOLATILE_SUFFIX}").as_posix()
+
+
+def is_volatile(path: str | Path) -> bool:
+    """Whether ``path`` is a volatile sidecar (left out of every hash)."""
+    return Path(path).name.endswith(VOLATILE_SUFFIX)
 
 
 # --- data, controls, models -------------------------------------------------------------------
@@ -107,6 +133,11 @@ _SEGMENT = re.compile(r"(?:^|/)runs/(?P<run>[^/]+)/step_(?P<step>[0-9]+)/?$")
 
 def segment_dir(run: str, step: int) -> str:
     return SEGMENT.format(run=run, step=int(step))
+
+
+def segment_receipt_json(run: str, step: int) -> str:
+    """A segment's receipt ``segment.json`` (its volatile facts: ``volatile_sidecar`` of it)."""
+    return f"{segment_dir(run, step)}/segment.json"
 
 
 def segment_model_dir(run: str, step: int) -> str:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from jobfactory import eval_files, job_settings
+from qwenfactory import write_stock_qwen2
 from taskfactory import CONFIG
 
 from editcredit.audit.base_pin import BaseDrifted, changed_files, check_base, guard_base
@@ -15,13 +16,18 @@ from editcredit.audit.identity import files_sha256, write_identity
 from editcredit.audit.provenance import sha256_path
 from editcredit.policy.base_job import import_model
 
+STOCK_FILES = [
+    "config.json",
+    "generation_config.json",
+    "model.safetensors",
+    "tokenizer.json",
+    "tokenizer_config.json",
+]
+
 
 def _hf_dir(path: Path) -> Path:
-    path.mkdir(parents=True)
-    (path / "config.json").write_text('{"model_type": "qwen2"}\n')
-    (path / "model.safetensors").write_bytes(b"\x00" * 64)
-    (path / "tokenizer.json").write_text("{}\n")
-    return path
+    """A stock Qwen2 directory (import checks that its chat template plays)."""
+    return write_stock_qwen2(path)
 
 
 def _edit_in_place(path: Path) -> None:
@@ -58,19 +64,19 @@ def test_import_returns_the_receipt_table_hash_and_a_matching_pin_passes(importe
     src, pin = imported
     receipt = json.loads(Path("models/base/ext/identity.json").read_text())
     assert pin == files_sha256(receipt["files"])
-    assert sorted(receipt["files"]) == ["config.json", "model.safetensors", "tokenizer.json"]
+    assert sorted(receipt["files"]) == STOCK_FILES
     again = import_model(
         str(src), tmp_path / "again", {"source": "import", "path": str(src), "receipt_sha256": pin}
     )
     assert again == pin
     check = check_base("models/base/ext", pin)
-    assert check["pinned"] and check["files"] == 3 and check["files_sha256"] == pin
+    assert check["pinned"] and check["files"] == len(STOCK_FILES) and check["files_sha256"] == pin
     assert check["directory_sha256"] == sha256_path("models/base/ext")
 
 
 def test_import_of_other_files_fails_against_the_pin_and_leaves_nothing(imported, tmp_path):
     src, pin = imported
-    (src / "tokenizer.json").write_text('{"changed": true}\n')
+    (src / "generation_config.json").write_text('{"changed": true}\n')
     out = tmp_path / "models/base/other"
     with pytest.raises(BaseDrifted, match=f"models.other.receipt_sha256 pins {pin}"):
         import_model(

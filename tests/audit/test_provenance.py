@@ -102,3 +102,25 @@ def test_identity_ignores_the_snakemake_timestamp_but_not_other_files(tmp_path):
     (d / "extra.txt").write_text("x")
     (d / "model.safetensors").write_bytes(b"abd")
     assert verify_identity(d) == ["extra.txt", "model.safetensors"]
+
+
+def test_a_volatile_sidecar_is_in_no_digest_and_its_absence_is_named(tmp_path):
+    """Wall times beside a result change no directory digest and no identity receipt."""
+    from editcredit.audit.identity import file_hashes
+    from editcredit.audit.provenance import sha256_path
+    from editcredit.audit.volatile import read_volatile, write_volatile
+
+    d = tmp_path / "step_1"
+    d.mkdir()
+    (d / "segment.json").write_text("{}")
+    before = sha256_path(d)
+    with pytest.raises(ValueError, match="segment.volatile.json.*missing"):
+        read_volatile(d / "segment.json")
+    written = write_volatile(d / "segment.json", {"seconds": 1.5})
+    assert written == d / "segment.volatile.json"
+    assert read_volatile(d / "segment.json") == {"seconds": 1.5}
+    assert sha256_path(d) == before
+    assert set(file_hashes(d)) == {"segment.json"}
+    written.write_text("[1]")
+    with pytest.raises(ValueError, match="a volatile sidecar is a JSON object"):
+        read_volatile(d / "segment.json")

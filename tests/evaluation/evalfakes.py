@@ -19,6 +19,7 @@ class FakeChat:
     """Every distinct text is one token id; observations and actions alike."""
 
     pad, eos = 0, 1
+    stop_ids = (eos,)
 
     def __init__(self) -> None:
         self.texts = ["<pad>", "<eos>"]
@@ -30,11 +31,24 @@ class FakeChat:
             self.texts.append(text)
         return self._ids[text]
 
-    def observation_ids(self, text: str, first: bool) -> list[int]:
-        return [self.token("OBS\n" + text)]
+    def conversation(self, tool: str | None = None) -> FakeConversation:
+        return FakeConversation(self)
 
-    def decode_action(self, ids: list[int]) -> str:
-        return "".join(self.texts[i] for i in ids if i not in (self.pad, self.eos))
+
+class FakeConversation:
+    """The shape of :class:`editcredit.policy.chat.Conversation`: one token per observation."""
+
+    def __init__(self, chat: FakeChat) -> None:
+        self.chat = chat
+
+    def start(self, observation: str) -> list[int]:
+        return [self.chat.token("OBS\n" + observation)]
+
+    def observe(self, observation: str) -> list[int]:
+        return [self.chat.token("OBS\n" + observation)]
+
+    def reply(self, ids: list[int]) -> str:
+        return "".join(self.chat.texts[i] for i in ids if i not in (self.chat.pad, self.chat.eos))
 
 
 class ScriptedGenerator:

@@ -140,6 +140,12 @@ def test_injected_sandbox_faults_stay_within_the_limits_and_a_rerun_changes_noth
     assert kinds["regenerate"] > 0 and kinds["regrade"] > 0  # both retries were exercised
     table = pq.read_table(out / "slots.parquet").to_pylist()
     assert len(table) == 12
+    details = {
+        (b["instance_id"], slot["sample"]): slot["detail"]
+        for b in task_files(out).values()
+        for slot in b["slots"]
+    }
+    assert {(r["instance_id"], r["sample"]): r["detail"] for r in table} == details
     unresolved = Counter(r["reason"] for r in table if r["state"] == "unresolved")
     assert scores["unresolved_by_reason"] == dict(sorted(unresolved.items()))
     if unresolved:

@@ -6,7 +6,7 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from editcredit.policy.chat import ChatIds
+from editcredit.policy.chat import ChatTemplate
 from editcredit.policy.generation import TransformersGenerator
 from editcredit.policy.model import new_model, tiny_config
 from editcredit.policy.tokenizer import train_tokenizer
@@ -31,8 +31,8 @@ TEXTS = [
 def saved(tmp_path_factory):
     out = tmp_path_factory.mktemp("tiny")
     tok = train_tokenizer(TEXTS, 300)
-    chat = ChatIds(tok)
-    model = new_model(tiny_config(len(tok), ARCH, chat.pad, chat.bos, chat.eos), seed=0)
+    chat = ChatTemplate(tok)
+    model = new_model(tiny_config(len(tok), ARCH, chat.pad, chat.bos, chat.end_of_turn), seed=0)
     model.save_pretrained(str(out))
     tok.save_pretrained(str(out))
     return out
@@ -43,7 +43,7 @@ def test_hf_directory_loads_with_auto_classes(saved):
     tok = AutoTokenizer.from_pretrained(str(saved))
     model = AutoModelForCausalLM.from_pretrained(str(saved))
     assert model.config.model_type == "qwen2"
-    chat = ChatIds(tok)
+    chat = ChatTemplate(tok)
     text = "replace calc.py:3\n    return a + b"
     assert tok.decode(chat.encode_text(text)) == text
 
@@ -51,15 +51,15 @@ def test_hf_directory_loads_with_auto_classes(saved):
 def _generator(saved):
     tok = AutoTokenizer.from_pretrained(str(saved))
     model = AutoModelForCausalLM.from_pretrained(str(saved)).eval()
-    chat = ChatIds(tok)
-    return TransformersGenerator(model, chat.eos, chat.pad), chat, model
+    chat = ChatTemplate(tok)
+    return TransformersGenerator(model, chat.stop_ids, chat.pad), chat, model
 
 
 def test_same_seed_same_tokens_and_logprobs_are_exact(saved):
     gen, chat, model = _generator(saved)
     prompts = [
-        chat.observation_ids("run the tests", True),
-        chat.observation_ids("tests: 4 passed, 1 failed and more words here", True),
+        chat.conversation().start("run the tests"),
+        chat.conversation().start("tests: 4 passed, 1 failed and more words here"),
     ]
     a = gen.generate(prompts, 12, 1.0, seed=7)
     b = gen.generate(prompts, 12, 1.0, seed=7)
@@ -83,22 +83,22 @@ def test_generation_passes_the_cache_without_deprecation_warnings(saved):
     gen, chat, _ = _generator(saved)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        gen.generate([chat.observation_ids("run the tests", True)], 6, 1.0, seed=3)
+        gen.generate([chat.conversation().start("run the tests")], 6, 1.0, seed=3)
     assert not [w for w in caught if "past_key_values" in str(w.message)]
 
 
 def test_temperature_must_be_positive(saved):
     gen, chat, _ = _generator(saved)
     with pytest.raises(ValueError):
-        gen.generate([chat.observation_ids("x", True)], 4, 0.0, seed=1)
+        gen.generate([chat.conversation().start("x")], 4, 0.0, seed=1)
 
 
 def test_weighted_loss_with_zero_observation_weight_is_the_masked_lm_loss(saved):
     from editcredit.policy.sft import _batch, weighted_lm_loss
 
     _, chat, model = _generator(saved)
-    obs = chat.observation_ids("tests: 4 passed", True)
-    act = [*chat.encode_text("run"), chat.eos]
+    obs = chat.conversation().start("tests: 4 passed")
+    act = [*chat.encode_text("run"), chat.end_of_turn]
     examples = [(obs + act, [0] * len(obs) + [1] * len(act))]
     ids, attn, weights = _batch(examples, chat.pad, 0.0, torch.device("cpu"))
     labels = torch.where(weights > 0, ids, torch.full_like(ids, -100))

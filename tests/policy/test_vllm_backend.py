@@ -15,7 +15,7 @@ import torch
 import yaml
 from taskfactory import REPO
 
-from editcredit.policy.chat import ChatIds
+from editcredit.policy.chat import ChatTemplate
 from editcredit.policy.generation import GenerationOutput, TransformersGenerator
 from editcredit.policy.generator_factory import (
     GenerationSettings,
@@ -119,7 +119,7 @@ def _generator(llm=None) -> VLLMGenerator:
 
 
 def test_sampling_is_pure_temperature_with_the_sampled_logprob_and_a_chat_eos_stop():
-    kw = sampling_kwargs(max_new_tokens=16, temperature=0.7, seed=5, eos_id=EOS)
+    kw = sampling_kwargs(max_new_tokens=16, temperature=0.7, seed=5, stop_ids=EOS)
     assert kw["temperature"] == 0.7 and kw["max_tokens"] == 16 and kw["seed"] == 5
     assert kw["top_p"] == 1.0 and kw["min_p"] == 0.0 and "top_k" not in kw
     assert kw["logprobs"] == 0  # the sampled token's log-prob
@@ -210,7 +210,7 @@ def test_logprob_entries_may_hold_the_top_alternatives_too():
         (Completion([5], None, "length"), "no log-probs"),
         (Completion([5, 6], [{5: Logprob(-1.0)}], "length"), "2 tokens but 1"),
         (Completion([5], [{6: Logprob(-1.0)}], "length"), "no log-prob for sampled token 5"),
-        (Completion([5], [{5: Logprob(-1.0)}], "stop", "</s>"), "without the eos id"),
+        (Completion([5], [{5: Logprob(-1.0)}], "stop", "</s>"), "without a stop id"),
     ],
 )
 def test_unmappable_results_fail_naming_the_prompt(completion, message):
@@ -324,8 +324,8 @@ ARCH = {
 def policy_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("tiny")
     tok = train_tokenizer(["def add(a, b):\n    return a + b\n", "run", "submit"] * 10, 300)
-    chat = ChatIds(tok)
-    model = new_model(tiny_config(len(tok), ARCH, chat.pad, chat.bos, chat.eos), seed=0)
+    chat = ChatTemplate(tok)
+    model = new_model(tiny_config(len(tok), ARCH, chat.pad, chat.bos, chat.end_of_turn), seed=0)
     model.save_pretrained(str(out))
     tok.save_pretrained(str(out))
     return out
@@ -333,25 +333,25 @@ def policy_dir(tmp_path_factory):
 
 def test_factory_defaults_to_transformers(policy_dir):
     gen, chat = load_generator(policy_dir, "cpu", None)
-    assert isinstance(gen, TransformersGenerator) and gen.eos_id == chat.eos
-    out = gen.generate([chat.observation_ids("hello", first=True)], 5, 1.0, seed=1)
+    assert isinstance(gen, TransformersGenerator) and gen.stop_ids == chat.stop_ids
+    out = gen.generate([chat.conversation().start("hello")], 5, 1.0, seed=1)
     assert len(out) == 1 and len(out[0].token_ids) == len(out[0].logprobs) <= 5
 
 
 def test_factory_wraps_a_loaded_model(policy_dir):
     model = torch.nn.Linear(1, 1)
-    gen = make_generator("transformers", policy_dir, "cpu", eos_id=EOS, pad_id=PAD, model=model)
+    gen = make_generator("transformers", policy_dir, "cpu", stop_ids=EOS, pad_id=PAD, model=model)
     assert isinstance(gen, TransformersGenerator) and gen.model is model
 
 
 def test_vllm_needs_a_gpu(policy_dir):
     with pytest.raises(ValueError, match="needs a CUDA device"):
-        make_generator("vllm", policy_dir, "cpu", eos_id=EOS, pad_id=PAD)
+        make_generator("vllm", policy_dir, "cpu", stop_ids=EOS, pad_id=PAD)
 
 
 def test_unknown_backend_is_named(policy_dir):
     with pytest.raises(ValueError, match="'tgi' is not one of"):
-        make_generator("tgi", policy_dir, "cpu", eos_id=EOS, pad_id=PAD)
+        make_generator("tgi", policy_dir, "cpu", stop_ids=EOS, pad_id=PAD)
     with pytest.raises(ValueError, match="generation.backend"):
         GenerationSettings.from_config({"backend": "tgi"})
     with pytest.raises(ValueError, match="unknown keys \\['engine'\\]"):
@@ -378,14 +378,14 @@ def test_vllm_engine_matches_the_interface(policy_dir):
         },
     )
     try:
-        prompts = [chat.observation_ids(t, first=True) for t in ("add", "run the tests", "x")]
+        prompts = [chat.conversation().start(t) for t in ("add", "run the tests", "x")]
         temperature = 0.7
         first = gen.generate(prompts, 12, temperature, seed=5)
         again = gen.generate(prompts, 12, temperature, seed=5)
         alone = gen.generate(prompts[:1], 12, temperature, seed=5)
         assert first == again  # seeded per request
         assert len(first) == 3 and all(len(o.token_ids) == len(o.logprobs) for o in first)
-        assert all(o.finished == (o.token_ids[-1] == chat.eos) for o in first)
+        assert all(o.finished == (o.token_ids[-1] in chat.stop_ids) for o in first)
         assert alone[0].token_ids == first[0].token_ids  # the rest of the batch changes nothing
         # the recorded log-probs are those of log_softmax(logits / T) of the same weights
         hf = AutoModelForCausalLM.from_pretrained(str(policy_dir), dtype=torch.float32).cuda()

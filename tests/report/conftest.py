@@ -24,7 +24,6 @@ from editcredit.stats.jobs import evalset_scores_job, gate_job, paired_job, trai
 
 REPO = Path(__file__).resolve().parents[2]
 #: ``budgets.run`` with no caps (0 = none).
-NO_BUDGET = BudgetCaps(steps=0, tokens=0, gradings=0, gpu_hours=0, wall_seconds=0)
 STATS = {
     "evalsets": ["holdout"],
     "main": "M-B",
@@ -97,14 +96,16 @@ def build_all(root: Path, spec: FakeSpec, stats: dict = STATS) -> dict:
             audits=[f"results/audits/{r}/step_{n}.json" for r in runs for n in steps],
             benchmarks=sorted(Path("results/benchmarks").rglob("*.tsv")),
             benchmark_root="results/benchmarks",
+            segments=[f"runs/{r}/step_{spec.endpoint_step}" for r in runs],
             replay=[REPLAY_SUMMARY],
+            slots=list(slots.values()),
         )
         settings = TablesSettings(
             main=stats["main"],
             arm_order=list(spec.plan),
             run_order=runs,
             gpus_by_rule={"train_segment": 1},
-            budget=NO_BUDGET,
+            budget=BudgetCaps(steps=0, tokens=1_000_000, gradings=0, gpu_hours=0, wall_seconds=0),
         )
         tables = tables_job(
             inputs,
@@ -118,6 +119,7 @@ def build_all(root: Path, spec: FakeSpec, stats: dict = STATS) -> dict:
             paired=[f"results/stats/paired/{n}.json" for n in specs],
             main=stats["main"],
             out={k: f"paper/figures/{k}" for k in FIGURES},
+            curve=sorted(str(p) for p in Path("results/eval").glob("*/holdout/scores.json")),
         )
     finally:
         os.chdir(cwd)

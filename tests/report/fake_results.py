@@ -3,9 +3,9 @@
 ``write_fake_tree(root, ...)`` writes, under ``root``: the controls summary, eval slots of the
 base model and every run, training segments (metrics and rollouts with the real schemas, and an
 identity receipt), audits and benchmark files. The eval set holds ``n_eval_tasks`` held-out tasks
-plus ``n_in_pool`` of the training tasks (so the in-pool / out-of-pool split has both parts).
+plus ``n_in_pool`` of the training tasks (so the trained / untrained split has both parts).
 Arm M is planted ``effect`` above the others; ``unresolved`` slots of the M runs get a null
-verdict.
+verdict (the first with the test statuses of an unresolved verdict in ``detail``).
 """
 
 from __future__ import annotations
@@ -19,11 +19,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from editcredit.audit.identity import write_identity
+from editcredit.audit.volatile import write_volatile
 from editcredit.evaluation.slots import SLOTS_SCHEMA
 from editcredit.rl.records import CREDIT_SCHEMA, METRICS_SCHEMA, ROLLOUT_SCHEMA
 
 #: the figures rule's outputs (names)
-FIGURES = ("training_curves", "task_differences", "bootstrap")
+FIGURES = ("training_curves", "holdout_curve", "task_differences", "bootstrap")
 
 PLAN = {"O": [42, 314159], "B": [42, 314159], "M": [42, 314159], "E": [42]}
 BENCH_HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
@@ -35,6 +36,9 @@ class FakeSpec:
     endpoint_step: int = 4
     segment_steps: int = 2
     evalset: str = "holdout"
+    # further eval sets (name -> samples per task) written with the same tasks, e.g. the broad
+    # set of the repository's config; empty keeps the random draws of the default tree
+    extra_evalsets: dict[str, int] = field(default_factory=dict)
     n_eval_tasks: int = 40
     n_in_pool: int = 6
     n_samples: int = 4
@@ -64,13 +68,21 @@ def run_names(spec: FakeSpec) -> list[str]:
 
 
 def _write_slots(root: Path, spec: FakeSpec, model: str, rate: np.ndarray, g) -> None:
+    _write_evalset_slots(root, spec, model, rate, g, spec.evalset, spec.n_samples)
+    for evalset, n_samples in spec.extra_evalsets.items():
+        _write_evalset_slots(root, spec, model, rate, g, evalset, n_samples)
+
+
+def _write_evalset_slots(
+    root: Path, spec: FakeSpec, model: str, rate: np.ndarray, g, evalset: str, n_samples: int
+) -> None:
     rows = []
     for t, task in enumerate(eval_tasks(spec)):
-        for s in range(spec.n_samples):
+        for s in range(n_samples):
             rows.append(
                 {
                     "model": model,
-                    "evalset": spec.evalset,
+                    "evalset": evalset,
                     "instance_id": task,
                     "sample": s,
                     "verdict": int(g.random() < rate[t]),
@@ -82,7 +94,8 @@ def _write_slots(root: Path, spec: FakeSpec, model: str, rate: np.ndarray, g) ->
     if model.startswith("M-") and spec.unresolved:
         for row in rows[: spec.unresolved]:
             row.update(verdict=None, state="unresolved", reason="missing_observation")
-    path = root / "results" / "eval" / model / spec.evalset / "slots.parquet"
+        rows[0]["detail"] = "error: test_a.py::test_x; skipped: test_a.py::test_y"
+    path = root / "results" / "eval" / model / evalset / "slots.parquet"
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(pa.Table.from_pylist(rows, schema=SLOTS_SCHEMA), path)
 
@@ -141,9 +154,6 @@ def _metrics_row(run: str, arm: str, step: int, rows: list[dict], g) -> dict:
         "credit_mass_l1": 0.02 * avail,
         "credit_mass_signed": 0.0,
         "credit_rollouts": avail,
-        "seconds_rollout": 1.5,
-        "seconds_counterfactual": 0.5 if cf else 0.0,
-        "seconds_update": 0.25,
         "update_tokens": 40 * len(rows),
         "update_model_flops": 6.0 * 1e6 * 40 * len(rows),
         "alerts": json.dumps(["cf_unavailable_streak: 16 consecutive"] if cf and step == 1 else []),
@@ -218,9 +228,21 @@ def _write_run(root: Path, spec: FakeSpec, run: str, arm: str, g) -> None:
             pa.Table.from_pylist(ledger_rows, schema=CREDIT_SCHEMA), out / "credit.parquet"
         )
         spent = {"steps": float(end), "tokens": 1000.0 * end, "gradings": 50.0 * end}
-        spent.update(gpu_hours=0.0, wall_seconds=12.5 * end)
         ledger = {"scope": run, "budget": {"tokens": 1e6}, "spent": spent, "infra_failures": 1}
         (out / "segment.json").write_text(json.dumps({"run": run, "budget": ledger}))
+        cf = arm in ("B", "M")
+        write_volatile(
+            out / "segment.json",
+            {
+                "run": run,
+                "budget_spent": {"gpu_hours": 0.0, "wall_seconds": 12.5 * end},
+                "run_seconds": {
+                    "seconds_rollout": 1.5 * end,
+                    "seconds_counterfactual": (0.5 if cf else 0.0) * end,
+                    "seconds_update": 0.25 * end,
+                },
+            },
+        )
         write_identity(out, {})
         _write_audit(root, run, end, ok=True)
 
@@ -339,6 +361,24 @@ def _write_control(root: Path, spec: FakeSpec, seed: int, g) -> None:
     pq.write_table(pa.Table.from_pylist(rows, schema=ROLLOUT_SCHEMA), out)
 
 
+def _write_scores(root: Path, model: str, run: str, step: int, rate: np.ndarray) -> None:
+    """The scores record of one eval model on holdout (the fields the holdout curve reads)."""
+    score = float(np.mean(rate))
+    record = {
+        "model": model,
+        "evalset": "holdout",
+        "run": run,
+        "step": step,
+        "diagnostic": bool(run) and model != run,
+        "resolved": True,
+        "score": score,
+        "bounds": [score, score],
+    }
+    out = root / "results" / "eval" / model / "holdout" / "scores.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(record, indent=1) + "\n")
+
+
 def write_fake_tree(root: str | Path, spec: FakeSpec | None = None) -> FakeSpec:
     """Write the whole fake tree under ``root``; returns the spec used."""
     spec = spec or FakeSpec()
@@ -347,12 +387,16 @@ def write_fake_tree(root: str | Path, spec: FakeSpec | None = None) -> FakeSpec:
     base_rate = g.uniform(0.1, 0.7, size=len(eval_tasks(spec)))
     _write_controls(root, spec)
     _write_slots(root, spec, "base", base_rate, g)
+    _write_scores(root, "base", "", 0, base_rate)
     for arm, seeds in spec.plan.items():
         for seed in seeds:
             run = f"{arm}-s{seed}"
             bump = spec.effect if arm == "M" else 0.0
             rate = np.clip(base_rate + 0.05 + bump + g.normal(0, 0.05, base_rate.size), 0, 1)
             _write_slots(root, spec, run, rate, g)
+            _write_scores(root, run, run, spec.endpoint_step, rate)
+            half = spec.endpoint_step // 2  # an evaluated intermediate checkpoint
+            _write_scores(root, f"{run}-step{half}", run, half, (base_rate + rate) / 2)
             _write_run(root, spec, run, arm, g)
     for seed in sorted({s for seeds in spec.plan.values() for s in seeds}):
         _write_control(root, spec, seed, g)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from fake_results import FIGURES
 
 from editcredit.report import figures
@@ -34,3 +35,41 @@ def test_histogram_reproduces_the_ci(resolved_tree):
     assert dist["scheme"] == "seed x task"
     ci = rec["all"]["primary_ci"]
     assert dist["edges"][0] <= ci["lower"] < ci["upper"] <= dist["edges"][-1]
+
+
+def _score(model, run, step, score, bounds=None):
+    lo_hi = bounds or [score, score]
+    return {
+        "model": model,
+        "evalset": "holdout",
+        "run": run,
+        "step": step,
+        "score": score,
+        "bounds": lo_hi,
+    }
+
+
+def test_holdout_curve_points_start_at_the_base_and_follow_the_steps():
+    scores = [
+        _score("O-s42", "O-s42", 4, 0.5),
+        _score("base", "", 0, 0.2),
+        _score("O-s42-step2", "O-s42", 2, 0.3),
+        _score("B-s7", "B-s7", 4, None, [0.1, 0.4]),  # unresolved: the middle of its bounds
+    ]
+    points = figures.curve_points(scores)
+    assert points == {
+        "B-s7": [(0, 0.2, 0.2, 0.2), (4, 0.25, 0.1, 0.4)],
+        "O-s42": [(0, 0.2, 0.2, 0.2), (2, 0.3, 0.3, 0.3), (4, 0.5, 0.5, 0.5)],
+    }
+
+
+def test_holdout_curve_without_a_base_and_its_errors():
+    assert figures.curve_points([_score("O-s42", "O-s42", 4, 0.5)]) == {
+        "O-s42": [(4, 0.5, 0.5, 0.5)]
+    }
+    two_bases = [_score("base", "", 0, 0.2), _score("base", "", 0, 0.2)]
+    with pytest.raises(ValueError, match="2 base score records"):
+        figures.curve_points(two_bases)
+    twice = [_score("O-s42", "O-s42", 4, 0.5), _score("O-s42-x", "O-s42", 4, 0.5)]
+    with pytest.raises(ValueError, match="two scores at one step"):
+        figures.curve_points(twice)

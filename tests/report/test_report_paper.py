@@ -43,6 +43,15 @@ def test_paper_compiles_without_warnings(resolved_tree):
     assert (root / "paper" / "again.pdf").read_bytes() == pdf
 
 
+@pytest.mark.skipif(not HAS_TEX, reason="TeX is installed by ./dev.sh setup")
+def test_paper_with_unresolved_slots_compiles_with_the_appendix_table(unresolved_tree):
+    root = unresolved_tree["root"]
+    shutil.copy(REPO / "paper" / "main.tex", root / "paper" / "main.tex")
+    warnings = build_pdf(root / "paper" / "main.tex", root / "paper" / "main.pdf", root / "build")
+    assert warnings == []
+    assert "longtable" in (root / "paper" / "tables" / "unresolved.tex").read_text()
+
+
 def test_benchmark_na_values(tmp_path):
     bench = tmp_path / "bench" / "rule_a"
     bench.mkdir(parents=True)

@@ -37,19 +37,72 @@ def test_comparison_numbers_equal_the_json(resolved_tree):
         c = rec["all"]
         diff = points(c["difference"], sign=True)
         assert diff in table and diff in findings
-        assert ci_points(c["ci_task"]) in table
+        assert ci_points(c["ci_task"], half=True) in table
+        assert c["ci_task"]["half_width"] > 0 and c["half_width"] > 0
+        assert "$\\pm$" + points(c["ci_task"]["half_width"]) in table
+        assert "$\\pm$" + points(c["primary_ci"]["half_width"]) in findings
         s = c["sign"]
         assert f"{s['wins']}/{s['losses']}/{s['ties']}" in table
         assert rec["gate"]["verdict"].upper() in table
         if not rec["single_seed"]:
-            assert ci_points(c["ci_seed_task"]) in table
-        for part in ("in_pool", "out_of_pool"):
-            sub = rec[part]["comparison"]
-            assert points(sub["difference"], sign=True) in table
+            assert ci_points(c["ci_seed_task"], half=True) in table
     m42 = _json(root, "results/stats/M42-E42.json")
     assert m42["kind"] == "single-seed contrast" and m42["all"]["ci_seed_task"] is None
     assert "single-seed contrast (seed 42)" in table
     assert "M42 $-$ E42" in table
+
+
+def test_trained_and_untrained_parts_equal_the_json(resolved_tree):
+    root, spec = resolved_tree["root"], resolved_tree["spec"]
+    table = _tex(root, "trained")
+    for name in resolved_tree["comparisons"]:
+        rec = _json(root, f"results/stats/{name}.json")
+        # the fake runs train on every training task; the eval set holds n_in_pool of them
+        assert rec["trained"]["n_tasks"] == spec.n_in_pool
+        assert rec["untrained"]["n_tasks"] == spec.n_eval_tasks
+        assert rec["partly_trained"]["n_cells"] == 0
+        for part in ("trained", "untrained"):
+            c = rec[part]["comparison"]
+            assert c["n_cells"] == rec[part]["n_tasks"] * len(rec["seeds"])
+            assert points(c["difference"], sign=True) in table
+            assert ci_points(c["ci"], half=True) in table
+            assert c["half_width"] == c["ci"]["half_width"] > 0
+            assert f"{c['wins']}/{c['losses']}/{c['ties']}" in table
+    assert "M42 $-$ E42" in table and "& trained & 42: 6, 314159: 6 &" in table
+
+
+def test_unresolved_slots_are_listed_by_name(unresolved_tree, resolved_tree):
+    root = unresolved_tree["root"]
+    table = _tex(root, "unresolved")
+    assert table.count("missing\\_observation") == 5 * 2  # 5 slots of each M run
+    assert "error: test\\_a.py::test\\_x; skipped: test\\_a.py::test\\_y" in table
+    assert r"M-s42 & holdout & \texttt{minibugs\_\_mod\_\_holdout\_000} & 0 &" in table
+    block = read_tex_provenance(root / "paper" / "tables" / "unresolved.tex")
+    assert "results/eval/M-s42/holdout/slots.parquet" in block["inputs"]
+    clean = _tex(resolved_tree["root"], "unresolved")
+    assert "no slot is" in clean and "longtable" not in clean
+
+
+def test_unresolved_context_orders_and_fills():
+    from editcredit.report.context import unresolved_context
+
+    rows = [
+        {"model": "M-s1", "evalset": "h", "instance_id": "b", "sample": 0, "verdict": None},
+        {
+            "model": "base",
+            "evalset": "h",
+            "instance_id": "z",
+            "sample": 1,
+            "verdict": None,
+            "reason": "infra_after_patch",
+            "detail": "sandbox died",
+        },
+        {"model": "base", "evalset": "h", "instance_id": "a", "sample": 0, "verdict": 1},
+    ]
+    out = unresolved_context(rows, ["base", "M-s1"])
+    assert [(r["model"], r["instance_id"]) for r in out] == [("base", "z"), ("M-s1", "b")]
+    assert out[0]["detail"] == "sandbox died" and out[1]["reason"] == "unknown"
+    assert out[1]["detail"] == ""
 
 
 def test_numbers_file_defines_the_quoted_numbers(resolved_tree):
@@ -108,6 +161,7 @@ def test_training_tables(resolved_tree):
     enc = rec["encounter"][0]
     assert enc["n_tasks"] > 0
     assert points(enc["mean_difference"], sign=True) in encounter
+    assert ci_points(enc["ci"], half=True) in encounter and enc["ci"]["half_width"] > 0
     assert rec["encounter"][-1]["k"] == "last" and "\nM & last &" in encounter
     credit, c = _tex(root, "credit"), rec["credit"]
     assert f"M & {c['queries']} & {c['available']} & {c['positive']} & {c['negative']} &" in credit
@@ -130,6 +184,18 @@ def test_audits_and_costs(resolved_tree):
     assert "Total & 10 &" in costs
     # GPU seconds = wall seconds x GPUs requested (train_segment: 1 GPU in this test)
     assert "& 94.5 & 87.5 & 94.5 &" in costs
+    # phase seconds and time spent from the endpoint segments' volatile sidecars: per run
+    # (4 steps) 1.5 s rollout, 0.5 s counterfactual (B, M), 0.25 s update a step
+    assert "\nM & 2 & " in costs and "& 12.0 & 4.0 & 2.0 \\\\" in costs
+    assert "& 6.0 & 0.0 & 1.0 \\\\" in costs  # arm E: one run, no counterfactuals
+    assert costs.count("& 50 / $\\infty$ &") == 7  # 12.5 s a step, no wall-time cap
+    block = read_tex_provenance(root / "paper" / "tables" / "costs.tex")
+    assert "runs/M-s42/step_4/segment.volatile.json" in block["inputs"]
+    assert not any(p.endswith(".volatile.json") for p in _inputs(root, "numbers"))
+
+
+def _inputs(root: Path, name: str) -> dict:
+    return read_tex_provenance(root / "paper" / "tables" / f"{name}.tex")["inputs"]
 
 
 def test_declared_audit_exclusions_are_listed_under_the_audit_table():

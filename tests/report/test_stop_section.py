@@ -94,6 +94,9 @@ def test_the_section_states_the_verdict(verdict, words):
     assert "abababababababab" in text  # the protocol hash
     assert "9 gradings, 1 failed on infrastructure" in text
     assert "logistic@0.9" not in text  # not the fit split's choice: only in the figure
+    if verdict != "not applied":  # every paired difference states its CI's half-width
+        assert "[$-$20.0, +10.0] $\\pm$15.0 (task bootstrap)" in text
+        assert "$-$5.0 [$-$20.0, +10.0] $\\pm$15.0 &" in text
 
 
 def test_the_figure_copes_with_an_empty_sealed_split(tmp_path):

@@ -126,14 +126,14 @@ def ray_cluster():
 @pytest.fixture(scope="module")
 def tiny_policy(tmp_path_factory):
     """An untrained Qwen2 policy with the chat tokenizer (seconds to make)."""
-    from editcredit.policy.chat import ChatIds
+    from editcredit.policy.chat import ChatTemplate
     from editcredit.policy.model import new_model, tiny_config
     from editcredit.policy.tokenizer import train_tokenizer
 
     out = tmp_path_factory.mktemp("tiny") / "model"
     texts = ["def add(a, b):\n    return a + b\n", "edit calc.py add\nrun\nsubmit\n"] * 4
     tokenizer = train_tokenizer(texts, 300)
-    chat = ChatIds(tokenizer)
+    chat = ChatTemplate(tokenizer)
     arch = {
         "hidden_size": 16,
         "intermediate_size": 32,
@@ -142,7 +142,9 @@ def tiny_policy(tmp_path_factory):
         "num_kv_heads": 1,
         "max_positions": 512,
     }
-    model = new_model(tiny_config(len(tokenizer), arch, chat.pad, chat.bos, chat.eos), seed=0)
+    model = new_model(
+        tiny_config(len(tokenizer), arch, chat.pad, chat.bos, chat.end_of_turn), seed=0
+    )
     model.save_pretrained(str(out), safe_serialization=True)
     tokenizer.save_pretrained(str(out))
     return out

@@ -46,10 +46,12 @@ def test_no_availability_share_without_queries():
     assert "counterfactual/available_share" not in scalar_values({**ROW, "cf_sent": 0})
 
 
-def test_every_tag_names_a_metrics_column():
+def test_every_tag_names_a_metrics_column_or_a_phase_of_the_sidecar():
     from editcredit.rl.records import METRICS_SCHEMA
+    from editcredit.rl.timing import PHASES
 
-    assert set(TAGS.values()) <= set(METRICS_SCHEMA.names)
+    assert set(TAGS.values()) <= set(METRICS_SCHEMA.names) | set(PHASES)
+    assert not set(PHASES) & set(METRICS_SCHEMA.names)  # the clock's, not the record's
 
 
 def test_written_scalars_read_back_by_step(tmp_path):

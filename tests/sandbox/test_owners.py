@@ -205,3 +205,29 @@ def test_a_sigkilled_grading_jobs_containers_are_gone_after_the_next_run_and_no_
             for cid in _owned_by(client, pid):
                 client.containers.get(cid).remove(force=True)
         legacy.remove(force=True)
+
+
+def test_a_container_removed_while_listing_makes_the_listing_retry():
+    from docker.errors import NotFound
+
+    from editcredit.sandbox.owners import list_labelled
+
+    class Containers:
+        def __init__(self, failures):
+            self.failures, self.calls = failures, []
+
+        def list(self, all, filters):  # noqa: A002 - docker-py's keyword
+            self.calls.append(filters)
+            if len(self.calls) <= self.failures:
+                raise NotFound("No such container: gone")  # removed between list and inspect
+            return ["c1"]
+
+    class Client:
+        def __init__(self, failures):
+            self.containers = Containers(failures)
+
+    client = Client(2)
+    assert list_labelled(client, ["a=1", "b"]) == ["c1"]
+    assert client.containers.calls == [{"label": ["a=1", "b"]}] * 3
+    with pytest.raises(NotFound):
+        list_labelled(Client(9), ["a=1"], attempts=3)

@@ -28,6 +28,8 @@ STATS = {
     },
 }
 BOOT = {"n_resamples": 1000, "rng_seed": 20260927, "level": 0.95, "histogram_bins": 20}
+RUNS = ("M-s42", "M-s7", "B-s42", "B-s7", "E-s42", "O-s42", "O-s7")
+NONE_TRAINED = {run: set() for run in RUNS}
 
 
 def slots(model: str, verdicts: dict[str, list]) -> pd.DataFrame:
@@ -65,11 +67,35 @@ def test_specs_resolve_seeds_labels_and_evalsets():
     [
         ({"a": "M", "b": "X"}, "arm 'X' is not in training.plan"),
         ({"a": "M", "b": "E", "seeds": [7]}, r"seed\(s\) \[7\] not trained for both M and E"),
+        ({"a": "base", "b": "O"}, "the base goes second"),
+        ({"a": "E", "b": "base", "seeds": [7]}, r"seed\(s\) \[7\] not trained for both E and base"),
     ],
 )
 def test_specs_name_the_bad_comparison(entry, match):
     with pytest.raises(ValueError, match=match):
         comparison_specs({"evalsets": ["holdout"], "comparisons": {"bad": entry}}, PLAN)
+
+
+def test_an_arm_minus_the_base_pairs_each_seed_with_the_one_base():
+    stats = {
+        "evalsets": ["holdout"],
+        "comparisons": {"O-base": {"a": "O", "b": "base"}, "E-base": {"a": "E", "b": "base"}},
+    }
+    specs = comparison_specs(stats, PLAN)
+    spec = specs["O-base"]
+    assert spec.seeds == (42, 7) and spec.label == "O - base"
+    assert spec.all_models == ["O-s42", "O-s7", "base"] and spec.runs == ["O-s42", "O-s7"]
+    assert specs["E-base"].label == "E42 - base" and specs["E-base"].runs == ["E-s42"]
+    o = {"t1": [1, 1], "t2": [1, 0], "t3": [0, 1]}  # both seeds: 1.0, 0.5, 0.5
+    base = {"t1": [1, 0], "t2": [0, 1], "t3": [0, 0]}  # 0.5, 0.5, 0.0
+    tables = {"O-s42": slots("O-s42", o), "O-s7": slots("O-s7", o), "base": slots("base", base)}
+    rec = paired_record(spec, tables, {"O-s42": {"t1"}, "O-s7": {"t1", "t3"}}, **BOOT)
+    assert rec["all"]["task_differences"] == [0.5, 0.0, 0.5]
+    assert rec["all"]["difference"] == pytest.approx(1 / 3)
+    assert set(rec["scores"]) == {"O-s42", "O-s7", "base"}
+    # trained by the arm's run of each seed: t1 at both seeds, t3 at seed 7 only
+    assert rec["trained"]["n_cells"] == 3 and rec["untrained"]["n_cells"] == 3
+    assert rec["partly_trained"]["n_cells"] == 0
 
 
 def test_main_must_be_a_comparison():
@@ -79,8 +105,8 @@ def test_main_must_be_a_comparison():
 
 def test_same_inputs_same_record_to_the_last_digit():
     spec = comparison_specs(STATS, PLAN)["M-B"]
-    a = paired_record(spec, _two_seed_tables(), {"t1"}, **BOOT)
-    b = paired_record(spec, _two_seed_tables(), {"t1"}, **BOOT)
+    a = paired_record(spec, _two_seed_tables(), {r: {"t1"} for r in RUNS}, **BOOT)
+    b = paired_record(spec, _two_seed_tables(), {r: {"t1"} for r in RUNS}, **BOOT)
     assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
 
 
@@ -100,15 +126,25 @@ def _two_seed_tables(unresolved: bool = False) -> dict[str, pd.DataFrame]:
 
 def test_paired_record_hand_case_and_split():
     spec = comparison_specs(STATS, PLAN)["M-B"]
-    rec = paired_record(spec, _two_seed_tables(), {"t1"}, **BOOT)
+    rec = paired_record(spec, _two_seed_tables(), {r: {"t1"} for r in RUNS}, **BOOT)
     c = rec["all"]
     assert c["difference"] == pytest.approx((0.5 + 0.0 + 0.5) / 3)
     assert c["task_differences"] == [0.5, 0.0, 0.5]
     assert c["sign"]["wins"] == 2 and c["sign"]["ties"] == 1 and c["sign"]["losses"] == 0
     assert c["ci_seed_task"]["scheme"] == "seed x task" and c["ci_task"] is not None
     assert c["primary_ci"] == c["ci_seed_task"]
-    assert rec["in_pool"]["n_tasks"] == 1 and rec["in_pool"]["comparison"]["difference"] == 0.5
-    assert rec["out_of_pool"]["n_tasks"] == 2
+    assert c["half_width"] == pytest.approx(
+        (c["ci_seed_task"]["upper"] - c["ci_seed_task"]["lower"]) / 2
+    )
+    assert c["ci_task"]["half_width"] == pytest.approx(
+        (c["ci_task"]["upper"] - c["ci_task"]["lower"]) / 2
+    )
+    trained = rec["trained"]
+    assert trained["n_tasks"] == 1 and trained["n_cells"] == 2
+    assert trained["comparison"]["difference"] == 0.5
+    assert rec["untrained"]["n_tasks"] == 2 and rec["untrained"]["n_cells"] == 4
+    assert rec["untrained"]["comparison"]["difference"] == pytest.approx(0.25)
+    assert rec["partly_trained"]["n_cells"] == 0
     assert rec["scores"]["M-s42"]["score"] == pytest.approx(4 / 6)
     assert sum(rec["bootstrap_distribution"]["counts"]) == BOOT["n_resamples"]
     json.dumps(rec)  # JSON-ready
@@ -116,13 +152,39 @@ def test_paired_record_hand_case_and_split():
 
 def test_empty_split_is_recorded_not_compared():
     spec = comparison_specs(STATS, PLAN)["M-B"]
-    rec = paired_record(spec, _two_seed_tables(), set(), **BOOT)
-    assert rec["in_pool"] == {"n_tasks": 0, "note": "no tasks in this part", "comparison": None}
+    rec = paired_record(spec, _two_seed_tables(), NONE_TRAINED, **BOOT)
+    assert rec["trained"]["comparison"] is None
+    assert rec["trained"]["note"] == "no tasks in this part"
+    assert rec["trained"]["tasks_by_seed"] == {"42": 0, "7": 0}
+    assert rec["untrained"]["comparison"]["difference"] == rec["all"]["difference"]
+
+
+def test_split_is_per_seed_and_partly_trained_cells_are_in_neither_part():
+    spec = comparison_specs(STATS, PLAN)["M-B"]
+    trained = {**NONE_TRAINED, "M-s42": {"t1", "t3"}, "B-s42": {"t1"}, "M-s7": {"t2"}}
+    trained["B-s7"] = {"t2"}
+    rec = paired_record(spec, _two_seed_tables(), trained, **BOOT)
+    # seed 42: t1 trained by both, t3 by M only; seed 7: t2 trained by both
+    assert rec["trained"]["tasks_by_seed"] == {"42": 1, "7": 1}
+    assert rec["trained"]["n_tasks"] == 2
+    # D: t1 = 0.5, t2 = 0.0 -> mean over seeds of per-seed means = 0.25
+    assert rec["trained"]["comparison"]["difference"] == pytest.approx(0.25)
+    assert rec["untrained"]["tasks_by_seed"] == {"42": 1, "7": 2}
+    assert rec["partly_trained"] == {"n_cells": 1, "tasks_by_seed": {"42": 1, "7": 0}}
+
+
+def test_a_compared_run_without_rollouts_is_an_error():
+    spec = comparison_specs(STATS, PLAN)["M-B"]
+    trained = {r: set() for r in RUNS if r != "B-s7"}
+    with pytest.raises(
+        ValueError, match=r"comparison M-B: no training rollouts of run\(s\) \['B-s7'\]"
+    ):
+        paired_record(spec, _two_seed_tables(), trained, **BOOT)
 
 
 def test_unresolved_gives_bounds_and_the_gate_fails():
     spec = comparison_specs(STATS, PLAN)["M-B"]
-    rec = paired_record(spec, _two_seed_tables(unresolved=True), set(), **BOOT)
+    rec = paired_record(spec, _two_seed_tables(unresolved=True), NONE_TRAINED, **BOOT)
     c = rec["all"]
     assert c["difference"] is None and c["ci_seed_task"] is None and c["sign"] is None
     # M: t1 = 1, t2 = 0.5, t3 in [0, 0.5] -> M in [1/2, 2/3]; B = 1/3 -> difference [1/6, 1/3]
@@ -138,7 +200,7 @@ def test_unresolved_gives_bounds_and_the_gate_fails():
 def test_single_seed_contrast_is_labelled_and_uses_the_task_ci():
     spec = comparison_specs(STATS, PLAN)["M42-E42"]
     tables = {"M-s42": _two_seed_tables()["M-s42"], "E-s42": _two_seed_tables()["B-s42"]}
-    rec = paired_record(spec, tables, set(), **BOOT)
+    rec = paired_record(spec, tables, NONE_TRAINED, **BOOT)
     assert rec["kind"] == "single-seed contrast" and rec["label"] == "M42 - E42"
     assert rec["all"]["ci_seed_task"] is None
     assert rec["all"]["primary_ci"] == rec["all"]["ci_task"]
@@ -147,7 +209,7 @@ def test_single_seed_contrast_is_labelled_and_uses_the_task_ci():
 
 def test_gate_thresholds_apply_only_in_the_last_stage():
     spec = comparison_specs(STATS, PLAN)["M-B"]
-    rec = paired_record(spec, _two_seed_tables(), set(), **BOOT)
+    rec = paired_record(spec, _two_seed_tables(), NONE_TRAINED, **BOOT)
     ci_lower = rec["all"]["primary_ci"]["lower"]
     low = gated_record(rec, min_difference=0.04, ci_lower_above=ci_lower - 1e-6)
     high = gated_record(rec, min_difference=0.5, ci_lower_above=ci_lower - 1e-6)

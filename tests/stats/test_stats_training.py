@@ -52,9 +52,6 @@ def metrics(steps, **cols) -> pd.DataFrame:
         "cf_nonzero": [5] * n,
         "credit_mass_l1": [0.1] * n,
         "credit_mass_signed": [0.0] * n,
-        "seconds_rollout": [1.0] * n,
-        "seconds_counterfactual": [0.5] * n,
-        "seconds_update": [0.25] * n,
         "alerts": ["[]"] * n,
     }
     base.update(cols)

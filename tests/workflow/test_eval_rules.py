@@ -57,14 +57,14 @@ def _copy(names, dst: Path) -> None:
 
 def _random_policy(out: Path) -> None:
     from editcredit.audit.identity import write_identity
-    from editcredit.policy.chat import ChatIds
+    from editcredit.policy.chat import ChatTemplate
     from editcredit.policy.model import new_model, tiny_config
     from editcredit.policy.tokenizer import train_tokenizer
 
     tok = train_tokenizer(
         ["edit calc.py\n- return a - b\n+ return a + b", "run", "submit"] * 20, 300
     )
-    chat = ChatIds(tok)
+    chat = ChatTemplate(tok)
     arch = dict(
         hidden_size=32,
         intermediate_size=64,
@@ -73,7 +73,7 @@ def _random_policy(out: Path) -> None:
         num_kv_heads=1,
         max_positions=1024,
     )
-    model = new_model(tiny_config(len(tok), arch, chat.pad, chat.bos, chat.eos), seed=0)
+    model = new_model(tiny_config(len(tok), arch, chat.pad, chat.bos, chat.end_of_turn), seed=0)
     model.save_pretrained(str(out))
     tok.save_pretrained(str(out))
     write_identity(out, config={"test": "random policy"})  # every base carries its receipt

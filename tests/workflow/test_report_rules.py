@@ -80,12 +80,13 @@ def built(tmp_path_factory):
         cfg_text.replace("stop:\n  enabled: true", "stop:\n  enabled: false")
     )
     cfg = yaml.safe_load((root / "config" / "config.yaml").read_text())
-    samples = cfg.get("evaluation", {}).get("evalsets", {}).get("holdout", {}).get("samples", 2)
+    evalsets = cfg["evaluation"]["evalsets"]
     write_fake_tree(
         root,
         FakeSpec(
             plan=cfg["training"]["plan"],
-            n_samples=samples,
+            n_samples=evalsets["holdout"]["samples"],
+            extra_evalsets={e: v["samples"] for e, v in evalsets.items() if e != "holdout"},
             endpoint_step=cfg["training"]["endpoint_step"],
             segment_steps=cfg["training"]["segment_steps"],
         ),
@@ -98,13 +99,24 @@ def built(tmp_path_factory):
 def test_workflow_writes_stats_tables_figures_and_paper(built):
     root, proc = built
     counts = job_counts(proc.stdout + proc.stderr)
-    assert counts["compare"] == counts["paired"] == 3
-    for name in ("M-B", "M-O", "M42-E42"):
+    assert counts["compare"] == counts["paired"] == 6
+    for name in ("M-B", "M-O", "M42-E42", "M-B-broad", "M-O-broad", "M42-E42-broad"):
         rec = json.loads((root / "results" / "stats" / f"{name}.json").read_text())
         assert rec["gate"]["verdict"] in ("pass", "fail")
         assert rec["provenance"]["inputs"]
     single = json.loads((root / "results" / "stats" / "M42-E42.json").read_text())
     assert single["kind"] == "single-seed contrast" and single["label"] == "M42 - E42"
+    broad = json.loads((root / "results" / "stats" / "M-B-broad.json").read_text())
+    assert broad["evalset"] == "broad" and broad["all"]["half_width"] > 0
+    for part in ("trained", "untrained"):  # the fake runs trained on 6 of the set's tasks
+        assert broad[part]["comparison"]["half_width"] > 0, part
+    assert broad["trained"]["n_tasks"] == 6
+    trained = (root / "paper" / "tables" / "trained.tex").read_text()
+    assert "broad & trained & 42: 6, 314159: 6 &" in trained
+    assert (
+        "Every slot of the 16 evaluated (model, eval set) slices was decided"
+        in (root / "paper" / "tables" / "unresolved.tex").read_text()
+    )
     for tex in (root / "paper" / "tables").glob("*.tex"):
         assert tex.read_text().startswith("% editcredit-provenance: {")
     for name in ("training_curves", "task_differences", "bootstrap"):
@@ -129,7 +141,7 @@ def test_gate_threshold_change_reruns_only_gate_tables_and_paper(built):
         cfg_path.write_text(original)
     assert proc.returncode == 0, proc.stderr[-3000:]
     counts = job_counts(proc.stdout + proc.stderr)
-    expected = {"compare": 3, "render_tables": 1, "all": 1}
+    expected = {"compare": 6, "render_tables": 1, "all": 1}
     if HAS_TEX:
         expected["paper"] = 1
     assert counts == expected, proc.stdout[-3000:]
@@ -168,3 +180,4 @@ def test_verify_traces_a_changed_eval_slot_to_the_tables(built):
     assert [f.path for f in report.findings] == [changed]
     reached = report.graph.downstream(changed)
     assert {"paper/tables/comparisons.tex", "paper/tables/scores.tex"} <= set(reached)
+    assert "paper/tables/unresolved.tex" in reached  # a direct input of the appendix table

@@ -139,7 +139,10 @@ def test_rollout_workers_ran_as_actors_of_the_allocations_ray_cluster(segments):
     job, jobid, log = segments["job"], segments["jobid"], segments["log"]
     assert job["State"] == "COMPLETED" and job["ExitCode"] == "0:0", job
     receipt = json.loads((segments["cluster"] / SEGMENT / "segment.json").read_text())
-    workers = receipt["workers"]
+    assert receipt["workers"] == {"kind": "ray", "workers": 2}
+    # where they ran (addresses, nodes) changes from run to run: the receipt's volatile sidecar
+    volatile = json.loads((segments["cluster"] / SEGMENT / "segment.volatile.json").read_text())
+    workers = volatile["workers"]
     alloc = workers["allocation"]
     assert workers["kind"] == "ray"
     # the driver's GCS is the head this job started, inside this very SLURM job

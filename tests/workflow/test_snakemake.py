@@ -78,18 +78,9 @@ def test_bad_config_value_names_the_field(workdir):
 def test_import_model_writes_an_identity_receipt(workdir, tmp_path_factory):
     import json
 
-    from transformers import Qwen2Config, Qwen2ForCausalLM
+    from qwenfactory import write_stock_qwen2
 
-    src = tmp_path_factory.mktemp("hf")
-    cfg = Qwen2Config(
-        vocab_size=64,
-        hidden_size=16,
-        intermediate_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        num_key_value_heads=1,
-    )
-    Qwen2ForCausalLM(cfg).save_pretrained(str(src))
+    src = write_stock_qwen2(tmp_path_factory.mktemp("hf") / "qwen")
     extra = workdir / "extra.yaml"
     extra.write_text(f"models:\n  ext:\n    source: import\n    path: {src}\n")
     proc = smk("models/base/ext", "--cores", "1", "--configfile", str(extra), cwd=workdir)

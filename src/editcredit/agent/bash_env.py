@@ -128,6 +128,8 @@ def special_paths(
 class BashEnv(Environment):
     """One shell command per turn over a task's work tree in its own container."""
 
+    tool = "bash"  # a chat template with a tool-call format calls it (policy.tool_calls)
+
     def __init__(self, trees: ImageTrees, cfg: BashConfig | None = None) -> None:
         self.trees = trees
         self.cfg = cfg or BashConfig()

@@ -14,7 +14,7 @@ from editcredit.agent.rollout import Episode, RolloutConfig, run_episodes
 from editcredit.agent.trajectory import episode_blocks, trajectory_row
 from editcredit.data.task import Task
 from editcredit.grading.grader import grade_patch
-from editcredit.policy.chat import ChatIds
+from editcredit.policy.chat import ChatTemplate
 from editcredit.policy.generation import Generator
 
 
@@ -24,7 +24,7 @@ def rollout_and_grade(
     key_prefix: str,
     sandbox,
     generator: Generator,
-    chat: ChatIds,
+    chat: ChatTemplate,
     rollout: RolloutConfig,
     make_env: EnvironmentMaker,
     seed: int,

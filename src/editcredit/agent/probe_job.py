@@ -14,6 +14,7 @@ from editcredit.agent.probe import probe_figures, rollout_and_grade
 from editcredit.agent.rollout import RolloutConfig
 from editcredit.agent.trajectory import write_trajectories
 from editcredit.audit.provenance import write_result_json
+from editcredit.audit.volatile import write_volatile
 from editcredit.data.freeze import load_tasks
 from editcredit.job_settings import ProbeJobSettings
 from editcredit.policy.devices import bind_gpus
@@ -109,10 +110,11 @@ def probe_job(
         "figures": figures,
         "targets": {k: list(v) for k, v in TARGETS.items()},
         "meets_targets": checks,
-        "seconds": round(time.monotonic() - start, 2),
         "device": str(device),
     }
+    seconds = round(time.monotonic() - start, 2)
     write_trajectories(train_rows + dev_rows + holdout_rows, Path(out_trajectories))
     write_result_json(out_json, result, [model_dir, tasks_path], config)
+    write_volatile(out_json, {"seconds": seconds})  # the wall time: beside, never inside
     print(json.dumps(result, indent=1))
     return result

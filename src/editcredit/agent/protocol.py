@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from editcredit.audit.hashing import sha256_text
 from editcredit.data.task import Task
@@ -47,6 +47,10 @@ class Environment(ABC):
 
     @abstractmethod
     def final_patch(self) -> str: ...
+
+    tool: ClassVar[str | None] = None
+    """The tool the action language is, for a chat template with a tool-call format
+    (:mod:`editcredit.policy.tool_calls`); None: actions are plain text."""
 
     # The turn record and the end reason live here; environments append to ``_turns`` and
     # call ``end``. ``begin_episode`` resets both (from ``reset``).

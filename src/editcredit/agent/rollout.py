@@ -1,6 +1,8 @@
 """Batched multi-turn rollouts: policy turns through the generation interface, env steps.
 
-Token ids are kept exactly as sampled; observations are encoded once. Every token carries its
+Token in, token out: the context is the exact sampled ids plus, for each observation, the
+tokens the model's chat template adds (:class:`editcredit.policy.chat.Conversation`); earlier
+turns are never re-tokenized. Every token carries its
 assistant-turn index (-1 for prompt/observation tokens), its log-prob (0.0 where not sampled)
 and a loss mask (1 for sampled assistant tokens).
 """
@@ -14,7 +16,7 @@ from dataclasses import dataclass, field
 
 from editcredit.agent.protocol import Environment
 from editcredit.data.task import Task
-from editcredit.policy.chat import ChatIds
+from editcredit.policy.chat import ChatTemplate, Conversation
 from editcredit.policy.generation import Generator
 
 
@@ -47,6 +49,8 @@ class Episode:
     loss_mask: list[int] = field(default_factory=list)
     turn_of_token: list[int] = field(default_factory=list)
     done: bool = False
+    conversation: Conversation | None = None
+    """The episode's rendering through the model's chat template (set by ``run_episodes``)."""
 
     def extend(self, ids: list[int], logprobs: list[float] | None, turn: int) -> None:
         self.token_ids += ids
@@ -64,7 +68,7 @@ def run_episodes(
     jobs: Sequence[tuple[Task, str]],
     make_env: Callable[[], Environment],
     generator: Generator,
-    chat: ChatIds,
+    chat: ChatTemplate,
     cfg: RolloutConfig,
     seed: int,
     step_workers: int = 2,
@@ -73,8 +77,9 @@ def run_episodes(
     episodes = []
     for task, key in jobs:
         env = make_env()
-        episode = Episode(task, key, env)
-        episode.extend(chat.observation_ids(env.reset(task), first=True), None, -1)
+        conversation = chat.conversation(env.tool)
+        episode = Episode(task, key, env, conversation=conversation)
+        episode.extend(conversation.start(env.reset(task)), None, -1)
         episodes.append(episode)
     for turn in range(cfg.max_turns):
         active = [e for e in episodes if not e.done]
@@ -89,14 +94,15 @@ def run_episodes(
         texts = []
         for episode, out in zip(active, outputs, strict=True):
             episode.extend(out.token_ids, out.logprobs, turn)
-            texts.append(chat.decode_action(out.token_ids) if out.finished else "<truncated>")
+            action = episode.conversation.reply(out.token_ids)
+            texts.append(action if out.finished else "<truncated>")
         with ThreadPoolExecutor(step_workers) as ex:
             steps = list(
                 ex.map(lambda pair: pair[0].env.step(pair[1]), zip(active, texts, strict=True))
             )
         for episode, (observation, done) in zip(active, steps, strict=True):
             if not done:
-                obs_ids = chat.observation_ids(observation, first=False)
+                obs_ids = episode.conversation.observe(observation)
                 if (
                     len(episode.token_ids) + len(obs_ids) + cfg.max_new_tokens
                     > cfg.max_context_tokens

@@ -1,7 +1,8 @@
 """Identity receipts of model directories: SHA256 of every file plus the config that made it.
 
 Snakemake's own ``.snakemake_timestamp`` marker (written into directory outputs after the job
-that made the receipt) is not part of the identity.
+that made the receipt) and volatile sidecars (``*.volatile.json``: wall times, free disk, worker
+addresses; ``editcredit.layout.volatile_sidecar``) are not part of the identity.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from editcredit.audit.provenance import (
     directory_digest,
     sha256_file,
 )
+from editcredit.layout import is_volatile
 
 __all__ = [
     "IGNORED",
@@ -36,7 +38,11 @@ IGNORED = frozenset({RECEIPT, ".snakemake_timestamp"})
 
 def receipt_files(directory: Path) -> list[Path]:
     """The files an identity receipt covers, sorted."""
-    return sorted(p for p in directory.rglob("*") if p.is_file() and p.name not in IGNORED)
+    return sorted(
+        p
+        for p in directory.rglob("*")
+        if p.is_file() and p.name not in IGNORED and not is_volatile(p)
+    )
 
 
 def file_hashes(directory: Path, hasher: Callable[[Path], str] = sha256_file) -> dict[str, str]:

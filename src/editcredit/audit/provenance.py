@@ -22,6 +22,7 @@ from typing import Any
 from editcredit import __version__
 from editcredit.audit.code_identity import code_identity, git_tree_state
 from editcredit.audit.hashing import sha256_file, sha256_text
+from editcredit.layout import is_volatile
 
 __all__ = [
     "PARQUET_KEY",
@@ -49,8 +50,9 @@ TEX_PREFIX = "% editcredit-provenance: "
 
 
 def list_files(directory: str | Path) -> list[Path]:
-    """Every file under ``directory`` (recursively), in the order directory digests use."""
-    return sorted(q for q in Path(directory).rglob("*") if q.is_file())
+    """Every file under ``directory`` (recursively), in the order directory digests use; a
+    volatile sidecar (``layout.VOLATILE_SUFFIX``: wall times and the like) is no part of it."""
+    return sorted(q for q in Path(directory).rglob("*") if q.is_file() and not is_volatile(q))
 
 
 def directory_digest(entries: Iterable[tuple[str, str]]) -> str:

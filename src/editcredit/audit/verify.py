@@ -39,6 +39,7 @@ from editcredit.audit.identity import RECEIPT, receipt_files, verify_identity
 from editcredit.audit.provenance import directory_digest, list_files, read_provenance
 from editcredit.audit.provenance_graph import ProvenanceGraph, chain, is_table
 from editcredit.config import ConfigError
+from editcredit.layout import is_volatile
 
 __all__ = ["Drift", "Finding", "VerifyReport", "format_report", "verify_tree"]
 
@@ -218,9 +219,11 @@ class _Verifier:
     def result_files(self) -> list[tuple[Path, bool]]:
         """``(path, block required)`` of every file that carries (or must carry) a block."""
 
-        def visible(p: Path) -> bool:
-            return p.is_file() and not any(
-                s.startswith(".") for s in p.relative_to(self.root).parts
+        def visible(p: Path) -> bool:  # a volatile sidecar is no result: it has no block
+            return (
+                p.is_file()
+                and not is_volatile(p)
+                and not any(s.startswith(".") for s in p.relative_to(self.root).parts)
             )
 
         r = self.root

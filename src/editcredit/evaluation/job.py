@@ -3,7 +3,10 @@
 ``eval_model_job`` resumes from the journal of its identity, runs the ledger to the end, then
 writes every per-task slot file ``{task}.json``, ``slots.parquet`` and the predictions. The
 slot files are written by this job beside its declared outputs; the journal and the
-trajectories stay under ``attempts/{key}/`` across runs.
+trajectories stay under ``attempts/{key}/`` across runs. The attempts' timestamps and wall
+seconds, and this run's, go to the volatile sidecar of ``slots.parquet``
+(``slots.volatile.json``), so evaluating again, even from an empty journal, writes the same
+bytes.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from editcredit.agent.environments import environment_factory
 from editcredit.agent.rollout import RolloutConfig
 from editcredit.audit.base_pin import guard_base
 from editcredit.audit.provenance import atomic_write_text, provenance, write_result_json
+from editcredit.audit.volatile import write_volatile
 from editcredit.data.freeze import load_tasks
 from editcredit.data.task import Task
 from editcredit.evaluation.journal import open_journal
@@ -38,10 +42,16 @@ from editcredit.evaluation.predictions import write_predictions
 from editcredit.evaluation.runner import SliceSettings, run_slots
 from editcredit.evaluation.sandboxes import FaultySandbox
 from editcredit.evaluation.scoring import scores_record
-from editcredit.evaluation.slots import TaskSlots, slot_record, slots_rows, write_slots_parquet
+from editcredit.evaluation.slots import (
+    TaskSlots,
+    slot_record,
+    slots_rows,
+    stored_task_slots,
+    write_slots_parquet,
+)
 from editcredit.grading.grader_identity import grader_identity
 from editcredit.job_settings import EvalModelSettings
-from editcredit.layout import eval_job, eval_scope
+from editcredit.layout import eval_job, eval_scope, is_volatile
 from editcredit.protocol.budget import job_guard
 from editcredit.sandbox.base import grade_selected
 from editcredit.sandbox.memo import GradingMemo
@@ -243,7 +253,8 @@ def eval_model_job(
     finally:
         sandbox.close()
     files = render(plan, history, limits, identity, journal.path.as_posix())
-    write_outputs(files, plan, block, out_dir, job.slots, job.predictions)
+    timings = write_outputs(files, plan, block, out_dir, job.slots, job.predictions)
+    write_volatile(job.slots, {"attempts": timings, "run": stats.to_dict()})
     summary = {"model": model, "evalset": evalset, "journal": journal.path.as_posix()}
     summary["grader"] = dict(grader)
     if base_check is not None:
@@ -303,20 +314,24 @@ def write_outputs(
     out_dir: Path,
     out_slots: str,
     out_predictions: str,
-) -> None:
+) -> list[dict[str, Any]]:
     """Per-task slot files (with the provenance block), slots.parquet, predictions; slot
-    files of tasks no longer planned are removed (their attempts stay in their journal)."""
-    keep = set()
+    files of tasks no longer planned are removed (their attempts stay in their journal).
+    Returns the attempts' volatile facts (``slots.stored_attempt``), for the sidecar."""
+    keep, timings = set(), []
     for f in files:
-        body = {**f.model_dump(mode="json"), "provenance": dict(block)}
+        stored, volatile = stored_task_slots(f)
+        body = {**stored, "provenance": dict(block)}
         path = out_dir / f"{f.instance_id}.json"
         atomic_write_text(path, json.dumps(body, indent=2, sort_keys=True) + "\n")
         keep.add(path.name)
+        timings += volatile
     for stale in out_dir.glob("*.json"):
-        if stale.name not in keep and stale.stem not in RESERVED_NAMES:
+        if stale.name not in keep and stale.stem not in RESERVED_NAMES and not is_volatile(stale):
             stale.unlink()
     write_slots_parquet(slots_rows(plan.model, plan.evalset, files), out_slots, block)
     write_predictions(files, plan.model, plan.samples, out_predictions)
+    return timings
 
 
 def _append_run_log(path: Path, summary: Mapping[str, Any]) -> None:

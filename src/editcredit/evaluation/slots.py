@@ -3,6 +3,11 @@
 An :class:`Attempt` is one generation or grading of one slot, kept whatever its outcome: its
 identity (slot, index), kind, seed, trajectory reference, patch, report summary, infrastructure
 evidence and timestamps. A slot's state is what the ledger decides from its attempts.
+
+The journal keeps each attempt as it happened; a slot file stores it as :func:`stored_attempt`
+makes it: no timestamps or wall seconds (they go to the job's volatile sidecar), and the
+grading report and infrastructure evidence without what the clock, the run's sentinels or the
+machine decide (``grading.stored_report``), so that evaluating again writes the same bytes.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from editcredit.evaluation.ledger import (
     Outcome,
     check_history,
 )
+from editcredit.grading.stored_report import stable_log_tail, stable_sandbox
 
 SLOTS_SCHEMA = pa.schema(
     [
@@ -36,6 +42,7 @@ SLOTS_SCHEMA = pa.schema(
         ("state", pa.string()),
         ("reason", pa.string()),
         ("attempts", pa.int16()),
+        ("detail", pa.string()),
     ]
 )
 
@@ -135,6 +142,54 @@ def slot_record(sample: int, attempts: Sequence[Attempt], limits: Limits, where:
     )
 
 
+#: an attempt's fields the clock decides (the volatile sidecar's, not the slot file's)
+ATTEMPT_TIMES = ("started", "finished", "seconds")
+
+
+def _stable_report(report: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A report summary (``attempts.report_summary``) without its volatile facts, and those."""
+    sandbox = report.get("sandbox")
+    if sandbox is None:
+        return report, {}
+    stable = stable_sandbox(sandbox)
+    if "observations" not in sandbox:  # the summary keeps counts ("observed") instead
+        stable.pop("observations", None)
+    timed = {k: sandbox[k] for k in ("seconds", "timings") if k in sandbox}
+    return {**report, "sandbox": stable}, timed
+
+
+def stored_attempt(attempt: Attempt) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What a slot file stores of an attempt, and its volatile facts (the sidecar's): the
+    timestamps and wall seconds, the sandbox run's seconds and timings; the report's and the
+    evidence's log tails are normalized (``stable_log_tail``)."""
+    body = attempt.model_dump(mode="json")
+    volatile = {k: body.pop(k) for k in ATTEMPT_TIMES}
+    if body.get("report"):
+        body["report"], timed = _stable_report(body["report"])
+        volatile.update({f"sandbox_{k}": v for k, v in timed.items()})
+    evidence = dict(body.get("evidence") or {})
+    if "seconds" in evidence:
+        volatile["evidence_seconds"] = evidence.pop("seconds")
+    for key in ("log_tail", "exception"):
+        if isinstance(evidence.get(key), str):
+            evidence[key] = stable_log_tail(evidence[key])
+    body["evidence"] = evidence
+    ids = {k: body[k] for k in ("instance_id", "sample", "index")}
+    return body, {**ids, **volatile}
+
+
+def stored_task_slots(f: TaskSlots) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A slot file's body (every attempt as :func:`stored_attempt` stores it) and the
+    volatile facts of its attempts."""
+    body = f.model_dump(mode="json")
+    volatile = []
+    for slot, record in zip(body["slots"], f.slots, strict=True):
+        stored = [stored_attempt(a) for a in record.attempts]
+        slot["attempts"] = [b for b, _ in stored]
+        volatile += [v for _, v in stored]
+    return body, volatile
+
+
 def slots_rows(model: str, evalset: str, files: Sequence[TaskSlots]) -> list[dict[str, Any]]:
     return [
         {
@@ -146,6 +201,7 @@ def slots_rows(model: str, evalset: str, files: Sequence[TaskSlots]) -> list[dic
             "state": s.state,
             "reason": s.reason,
             "attempts": len(s.attempts),
+            "detail": s.detail,
         }
         for f in files
         for s in f.slots

@@ -21,7 +21,31 @@ HF_FILES = (
     "tokenizer.json",
     "tokenizer_config.json",
     "special_tokens_map.json",
+    "chat_template.jinja",
 )
+
+
+def check_chat_model(model_dir: Path) -> None:
+    """A directory the agent can play as it is: its tokenizer loads, its own chat template renders
+    token-exactly (:class:`editcredit.policy.chat.ChatTemplate`) and every id the template and
+    tokenizer use is inside the model's vocabulary, so no token is added and no embedding
+    resized. ValueError naming the directory otherwise."""
+    from transformers import AutoTokenizer
+
+    from editcredit.policy.chat import ChatTemplate
+
+    vocab = json.loads((model_dir / "config.json").read_text()).get("vocab_size")
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
+    except Exception as exc:  # noqa: BLE001 - any loader failure is the directory's
+        raise ValueError(f"models: {model_dir}: the tokenizer does not load ({exc})") from exc
+    chat = ChatTemplate(tokenizer)
+    used = {*chat.stop_ids, chat.pad, *tokenizer.all_special_ids}
+    if not isinstance(vocab, int) or len(tokenizer) > vocab or max(used) >= vocab:
+        raise ValueError(
+            f"models: {model_dir}: the tokenizer has {len(tokenizer)} tokens (special ids up to "
+            f"{max(used)}) but config.json's vocab_size is {vocab}"
+        )
 
 
 def training_tasks(
@@ -44,12 +68,15 @@ def training_tasks(
 
 
 def import_model(source: str, out_dir: Path, cfg: dict[str, Any], name: str = "") -> str:
-    """Link (or copy) a local HF directory into models/base/{model} and write its receipt;
+    """Link (or copy) a local HF directory into models/base/{model} and write its receipt, as it
+    is: the agent plays it through its tokenizer's own chat template (checked first,
+    :func:`check_chat_model`; nothing is added);
     return the SHA256 of the receipt's file table (``cfg["receipt_sha256"]`` pins it: a
     different directory fails the import, naming both hashes, and leaves nothing behind)."""
     src = Path(source)
     if not (src / "config.json").is_file():
         raise FileNotFoundError(f"models: import path {src} is not a HF directory (no config.json)")
+    check_chat_model(src)
     out_dir.mkdir(parents=True, exist_ok=True)
     try:
         for path in sorted(src.rglob("*")):

@@ -20,7 +20,7 @@ import torch
 from editcredit.audit.hashing import sha256_text
 from editcredit.audit.identity import write_identity
 from editcredit.data.procedural import synthetic_name
-from editcredit.policy.chat import ChatIds
+from editcredit.policy.chat import ChatTemplate
 from editcredit.policy.model import new_model, tiny_config
 from editcredit.policy.sft import SFTConfig, chat_example, train_sft
 from editcredit.policy.tokenizer import train_tokenizer
@@ -103,10 +103,10 @@ def fit_base_model(
     tokenizer = train_tokenizer(
         (x for obs, act in corpus for x in obs + act), int(cfg["tokenizer_vocab"])
     )
-    chat = ChatIds(tokenizer)
+    chat = ChatTemplate(tokenizer)
     examples = [chat_example(chat, obs, act) for obs, act in corpus]
     model = new_model(
-        tiny_config(len(tokenizer), cfg["architecture"], chat.pad, chat.bos, chat.eos),
+        tiny_config(len(tokenizer), cfg["architecture"], chat.pad, chat.bos, chat.end_of_turn),
         int(cfg["seed"]),
     )
     sft = SFTConfig(**{**cfg["sft"], "seed": int(cfg["seed"])})

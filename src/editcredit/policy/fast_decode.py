@@ -21,13 +21,18 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 
-from editcredit.policy.generation import GenerationOutput, collect_outputs, left_padded
+from editcredit.policy.generation import (
+    GenerationOutput,
+    collect_outputs,
+    left_padded,
+    stop_tuple,
+)
 
 
 def _rms(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
@@ -239,14 +244,15 @@ class FastGenerator:
     def __init__(
         self,
         model: torch.nn.Module,
-        eos_id: int,
+        stop_ids: int | Sequence[int],
         pad_id: int,
         use_graph: bool | None = None,
         compile: bool = False,
     ) -> None:
         self.model = model.eval()
-        self.eos_id, self.pad_id = eos_id, pad_id
+        self.stop_ids, self.pad_id = stop_tuple(stop_ids), pad_id
         device = next(model.parameters()).device
+        self._stops = torch.tensor(self.stop_ids, dtype=torch.long, device=device)
         self.use_graph = device.type == "cuda" if use_graph is None else use_graph
         self.compile = compile
         self._fused: FusedWeights | None = None
@@ -307,7 +313,7 @@ class FastGenerator:
         at, col = s["step"].view(1), s["col"].view(1)
         s["tokens"].index_copy_(1, at, sample[:, None])
         s["logps"].index_copy_(1, at, logp)
-        s["done"].logical_or_(sample == self.eos_id)
+        s["done"].logical_or_((sample[:, None] == self._stops[None, :]).any(-1))
         d.k_cache.index_copy_(3, col, new_k)
         d.v_cache.index_copy_(3, col, new_v)
         s["valid"].index_fill_(1, col, True)
@@ -381,4 +387,4 @@ class FastGenerator:
             steps += n
             if bool(s["done"][:B].all()):
                 break
-        return collect_outputs(s["tokens"][:B, :steps], s["logps"][:B, :steps], self.eos_id)
+        return collect_outputs(s["tokens"][:B, :steps], s["logps"][:B, :steps], self.stop_ids)

@@ -8,6 +8,7 @@ distribution (logits / temperature), recorded at sampling time for every generat
 from __future__ import annotations
 
 import inspect
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -16,7 +17,8 @@ import torch
 
 @dataclass(frozen=True)
 class GenerationOutput:
-    """One completion: the sampled ids (ending with eos when ``finished``) and their log-probs."""
+    """One completion: the sampled ids (ending with a stop id when ``finished``) and their
+    log-probs."""
 
     token_ids: list[int]
     logprobs: list[float]
@@ -29,12 +31,20 @@ class Generator(Protocol):
     ) -> list[GenerationOutput]: ...
 
 
+def stop_tuple(stop_ids: int | Sequence[int]) -> tuple[int, ...]:
+    """The ids that end a turn (the chat template's end-of-turn token and the eos), as a tuple."""
+    stops = (int(stop_ids),) if isinstance(stop_ids, int) else tuple(int(i) for i in stop_ids)
+    if not stops:
+        raise ValueError("a generator needs at least one stop id")
+    return stops
+
+
 class TransformersGenerator:
     """Sampling with a Hugging Face causal LM already on its device."""
 
-    def __init__(self, model: torch.nn.Module, eos_id: int, pad_id: int) -> None:
+    def __init__(self, model: torch.nn.Module, stop_ids: int | Sequence[int], pad_id: int) -> None:
         self.model = model
-        self.eos_id = eos_id
+        self.stop_ids = stop_tuple(stop_ids)
         self.pad_id = pad_id
         # transformers renamed past_key_values to cache (5.x); support both spellings
         params = inspect.signature(model.forward).parameters
@@ -73,6 +83,7 @@ class TransformersGenerator:
         )
         next_pos = positions[:, -1] + 1
         done = torch.zeros(len(prompts), dtype=torch.bool, device=device)
+        stops = torch.tensor(self.stop_ids, dtype=torch.long, device=device)
         tokens: list[torch.Tensor] = []
         logps: list[torch.Tensor] = []
         for _ in range(max_new_tokens):
@@ -81,7 +92,7 @@ class TransformersGenerator:
             sample = torch.where(done, torch.full_like(sample, self.pad_id), sample)
             tokens.append(sample)
             logps.append(logp.gather(-1, sample[:, None]).squeeze(-1))
-            done = done | (sample == self.eos_id)
+            done = done | (sample[:, None] == stops[None, :]).any(-1)
             if bool(done.all()):
                 break
             mask = torch.cat([mask, (~done).long()[:, None] | 1], dim=-1)
@@ -98,7 +109,7 @@ class TransformersGenerator:
     def _collect(self, tokens, logps) -> list[GenerationOutput]:
         if not tokens:
             return []
-        return collect_outputs(torch.stack(tokens, dim=1), torch.stack(logps, dim=1), self.eos_id)
+        return collect_outputs(torch.stack(tokens, dim=1), torch.stack(logps, dim=1), self.stop_ids)
 
 
 def left_padded(
@@ -117,16 +128,18 @@ def left_padded(
 
 
 def collect_outputs(
-    tokens: torch.Tensor, logps: torch.Tensor, eos_id: int
+    tokens: torch.Tensor, logps: torch.Tensor, stop_ids: Sequence[int]
 ) -> list[GenerationOutput]:
-    """[B, T] sampled ids and their log-probs -> one output per row, cut after its first eos."""
+    """[B, T] sampled ids and their log-probs -> one output per row, cut after its first stop
+    id."""
+    stops = set(stop_ids)
     results = []
     for row_ids, row_lp in zip(tokens.cpu().tolist(), logps.float().cpu().tolist(), strict=True):
         ids, lps, finished = [], [], False
         for t, p in zip(row_ids, row_lp, strict=True):
             ids.append(t)
             lps.append(p)
-            if t == eos_id:
+            if t in stops:
                 finished = True
                 break
         results.append(GenerationOutput(ids, lps, finished))

@@ -8,14 +8,14 @@ chat ids, which is what the probe, the evaluation and the rollout workers start 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from editcredit.policy.chat import ChatIds
+from editcredit.policy.chat import ChatTemplate
 from editcredit.policy.generation import Generator, TransformersGenerator
 from editcredit.policy.vllm_backend import VLLMGenerator, VLLMSettings
 
@@ -86,7 +86,7 @@ def make_generator(
     model_dir: str | Path,
     device: torch.device | str,
     *,
-    eos_id: int,
+    stop_ids: int | Sequence[int],
     pad_id: int,
     model: torch.nn.Module | None = None,
     vllm: VLLMSettings | Mapping[str, Any] | None = None,
@@ -103,14 +103,14 @@ def make_generator(
     if backend == "transformers":
         if model is None:
             model = load_hf_model(model_dir, device)
-        return TransformersGenerator(model, eos_id, pad_id)
+        return TransformersGenerator(model, stop_ids, pad_id)
     if backend == "fast":
         from editcredit.policy.fast_decode import FastGenerator
 
         if model is None:
             model = load_hf_model(model_dir, device)
         settings = fast if isinstance(fast, FastSettings) else FastSettings.from_config(fast)
-        return FastGenerator(model, eos_id, pad_id, compile=settings.compile)
+        return FastGenerator(model, stop_ids, pad_id, compile=settings.compile)
     if backend == "vllm":
         if device.type != "cuda":
             raise ValueError(
@@ -118,7 +118,7 @@ def make_generator(
                 "(give the rule a GPU, or use generation.backend: transformers)"
             )
         settings = vllm if isinstance(vllm, VLLMSettings) else VLLMSettings.from_config(vllm)
-        return VLLMGenerator.from_pretrained(model_dir, eos_id, pad_id, settings)
+        return VLLMGenerator.from_pretrained(model_dir, stop_ids, pad_id, settings)
     raise ValueError(f"config generation.backend: {backend!r} is not one of {BACKENDS}")
 
 
@@ -126,8 +126,9 @@ def load_generator(
     model_dir: str | Path,
     device: torch.device | str,
     generation: GenerationSettings | Mapping[str, Any] | None = None,
-) -> tuple[Generator, ChatIds]:
-    """The generator of the configured backend and the chat ids of the model's tokenizer."""
+) -> tuple[Generator, ChatTemplate]:
+    """The generator of the configured backend and the model's chat template (its stop ids end
+    a turn)."""
     from transformers import AutoTokenizer
 
     settings = (
@@ -135,12 +136,12 @@ def load_generator(
         if isinstance(generation, GenerationSettings)
         else GenerationSettings.from_config(generation)
     )
-    chat = ChatIds(AutoTokenizer.from_pretrained(str(model_dir)))
+    chat = ChatTemplate(AutoTokenizer.from_pretrained(str(model_dir)))
     generator = make_generator(
         settings.backend,
         model_dir,
         device,
-        eos_id=chat.eos,
+        stop_ids=chat.stop_ids,
         pad_id=chat.pad,
         vllm=settings.vllm,
         fast=settings.fast,

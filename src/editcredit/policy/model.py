@@ -9,7 +9,7 @@ from transformers import AutoModelForCausalLM, Qwen2Config
 
 
 def tiny_config(
-    vocab_size: int, cfg: dict[str, Any], pad_id: int, bos_id: int, eos_id: int
+    vocab_size: int, cfg: dict[str, Any], pad_id: int, bos_id: int | None, eos_id: int
 ) -> Qwen2Config:
     """A Qwen2 config from the ``model`` section of the config (sizes are config values)."""
     return Qwen2Config(

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import torch
 from tqdm import tqdm
 
-from editcredit.policy.chat import ChatIds
+from editcredit.policy.chat import ChatTemplate
 from editcredit.protocol.budget import BudgetGuard
 
 #: SFT optimiser steps between two budget checks
@@ -39,14 +39,19 @@ class SFTConfig:
 
 
 def chat_example(
-    chat: ChatIds, observations: list[str], actions: list[str]
+    chat: ChatTemplate, observations: list[str], actions: list[str], tool: str | None = None
 ) -> tuple[list[int], list[int]]:
-    """Token ids and loss mask of one expert episode (loss on actions and their eos)."""
+    """Token ids and loss mask of one expert episode, rendered exactly as a rollout renders it
+    (:class:`editcredit.policy.chat.Conversation`): loss on each action's tokens and the
+    end-of-turn token that closes it. ``tool``: the environment's tool (the action texts are
+    its action language either way)."""
+    conversation = chat.conversation(tool)
     ids: list[int] = []
     mask: list[int] = []
     for k, (obs, act) in enumerate(zip(observations, actions, strict=True)):
-        prompt = chat.observation_ids(obs, first=k == 0)
-        body = [*chat.encode_text(act), chat.eos]
+        prompt = conversation.start(obs) if k == 0 else conversation.observe(obs)
+        body = [*chat.encode_text(act), chat.end_of_turn]
+        conversation.reply(body)
         ids += prompt + body
         mask += [0] * len(prompt) + [1] * len(body)
     return ids, mask

@@ -1,4 +1,7 @@
-"""Train a byte-level BPE tokenizer with `tokenizers`, saved as a PreTrainedTokenizerFast."""
+"""Train a byte-level BPE tokenizer with `tokenizers`, saved as a PreTrainedTokenizerFast with a
+Qwen-style ChatML chat template (``<|im_start|>role\n...<|im_end|>\n``) and Qwen2's special
+tokens, so the tiny default is played through the same chat layer as a stock Qwen2 model
+(:mod:`editcredit.policy.chat`)."""
 
 from __future__ import annotations
 
@@ -7,7 +10,17 @@ from collections.abc import Iterable
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast
 
-from editcredit.policy.chat import BOS, EOS, PAD, SPECIAL_TOKENS
+ENDOFTEXT, IM_START, IM_END = "<|endoftext|>", "<|im_start|>", "<|im_end|>"
+SPECIAL_TOKENS = (ENDOFTEXT, IM_START, IM_END)
+"""Qwen2's: ``<|endoftext|>`` pads, ``<|im_end|>`` ends a turn (and is the eos)."""
+
+CHATML_TEMPLATE = (
+    "{%- for message in messages %}"
+    "{{- '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>\\n' }}"
+    "{%- endfor %}"
+    "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}"
+)
+"""ChatML without a tool-call format: observations are user turns, actions plain text."""
 
 QWEN2_SPLIT = (
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}"
@@ -38,10 +51,10 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int) -> PreTrainedTokenize
     tok.train_from_iterator(texts, trainer=trainer)
     return PreTrainedTokenizerFast(
         tokenizer_object=tok,
-        bos_token=BOS,
-        eos_token=EOS,
-        pad_token=PAD,
-        additional_special_tokens=list(SPECIAL_TOKENS[3:]),
+        eos_token=IM_END,
+        pad_token=ENDOFTEXT,
+        additional_special_tokens=[IM_START],
         model_max_length=4096,
         clean_up_tokenization_spaces=False,
+        chat_template=CHATML_TEMPLATE,
     )

@@ -6,13 +6,15 @@ Token ids in, token ids and log-probs out, exactly as ``TransformersGenerator``:
   is built with ``logprobs_mode="processed_logprobs"`` (vLLM >= 0.10.2); vLLM's default
   (``raw_logprobs``) would return the untempered model's log-probs, and the importance ratios
   of the loss (METHOD §4) would be wrong at any T != 1;
-- only the chat's ``<|eos|>`` ends a completion (``ignore_eos`` plus ``stop_token_ids=[eos]``),
+- only the chat template's stop ids end a completion (its end-of-turn token, e.g. ``<|im_end|>``,
+  and the tokenizer's eos: ``ignore_eos`` plus ``stop_token_ids``),
   and the model directory's ``generation_config.json`` is not applied
   (``generation_config="vllm"``): no top-k, top-p or penalties slip into the sampling;
 - every prompt draws with its own seed, derived from the call's seed and the prompt's index,
   so a completion does not depend on which other prompts share its batch (on the same GPU
   numerics);
-- a completion ends with eos when ``finished``; one cut by ``max_new_tokens`` is unfinished.
+- a completion ends with a stop id when ``finished``; one cut by ``max_new_tokens`` is
+  unfinished.
 
 Weights come from an HF directory (``runs/{run}/step_{N}/model`` or ``models/base/{name}``);
 ``load_weights`` pushes a trainer's state dict into the running engine between steps.
@@ -25,12 +27,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from editcredit.policy.generation import GenerationOutput
+from editcredit.policy.generation import GenerationOutput, stop_tuple
 
 MIN_VLLM = "0.10.2"  # logprobs_mode="processed_logprobs"
 
@@ -110,10 +112,10 @@ def engine_kwargs(model_dir: str | Path, settings: VLLMSettings) -> dict[str, An
 
 
 def sampling_kwargs(
-    max_new_tokens: int, temperature: float, seed: int, eos_id: int
+    max_new_tokens: int, temperature: float, seed: int, stop_ids: int | Sequence[int]
 ) -> dict[str, Any]:
     """Keyword arguments of ``vllm.SamplingParams`` for one prompt: pure temperature sampling,
-    the sampled token's log-prob, and a stop at the chat's eos only."""
+    the sampled token's log-prob, and a stop at the chat template's stop ids only."""
     if temperature <= 0:
         raise ValueError("temperature must be > 0 (sampling with recorded log-probs)")
     if max_new_tokens < 1:
@@ -126,8 +128,8 @@ def sampling_kwargs(
         "max_tokens": int(max_new_tokens),
         "seed": int(seed),
         "logprobs": 0,  # the sampled token's log-prob only
-        "ignore_eos": True,  # the model's own eos does not stop a turn ...
-        "stop_token_ids": [int(eos_id)],  # ... the chat's <|eos|> does
+        "ignore_eos": True,  # the engine's idea of eos does not stop a turn ...
+        "stop_token_ids": list(stop_tuple(stop_ids)),  # ... the chat template's stop ids do
         "detokenize": False,
         "skip_special_tokens": False,
     }
@@ -144,12 +146,16 @@ def _token_logprob(entry: Any, token: int, index: int, position: int) -> float:
     return float(getattr(value, "logprob", value))
 
 
-def to_output(request_output: Any, eos_id: int, index: int = 0) -> GenerationOutput:
+def to_output(
+    request_output: Any, stop_ids: int | Sequence[int], index: int = 0
+) -> GenerationOutput:
     """Map one ``vllm.RequestOutput`` (its first completion) to a GenerationOutput.
 
-    The ids are cut after the first eos (kept, with its log-prob): ``finished`` is whether an eos
-    was sampled. A stop without eos means the engine was built or called otherwise than here.
+    The ids are cut after the first stop id (kept, with its log-prob): ``finished`` is whether a
+    stop id was sampled. A stop without one means the engine was built or called otherwise than
+    here.
     """
+    stops = stop_tuple(stop_ids)
     completions = getattr(request_output, "outputs", None)
     if not completions:
         raise VLLMOutputError(f"prompt {index}: vLLM returned no completion")
@@ -162,8 +168,9 @@ def to_output(request_output: Any, eos_id: int, index: int = 0) -> GenerationOut
         raise VLLMOutputError(
             f"prompt {index}: {len(ids)} tokens but {len(entries)} log-prob entries"
         )
-    if eos_id in ids:
-        ids = ids[: ids.index(eos_id) + 1]
+    cut = next((k for k, t in enumerate(ids) if t in stops), None)
+    if cut is not None:
+        ids = ids[: cut + 1]
         finished = True
     else:
         finished = False
@@ -171,7 +178,7 @@ def to_output(request_output: Any, eos_id: int, index: int = 0) -> GenerationOut
         if reason not in (None, "length"):
             raise VLLMOutputError(
                 f"prompt {index}: finished ({reason!r}, stop_reason "
-                f"{getattr(completion, 'stop_reason', None)!r}) without the eos id {eos_id}"
+                f"{getattr(completion, 'stop_reason', None)!r}) without a stop id {list(stops)}"
             )
     logprobs = [_token_logprob(entries[i], t, index, i) for i, t in enumerate(ids)]
     return GenerationOutput(ids, logprobs, finished)
@@ -195,14 +202,14 @@ class VLLMGenerator:
     def __init__(
         self,
         llm: Any,
-        eos_id: int,
+        stop_ids: int | Sequence[int],
         pad_id: int,
         *,
         sampling_params: Any,
         tokens_prompt: Any,
     ) -> None:
         self.llm = llm
-        self.eos_id = int(eos_id)
+        self.stop_ids = stop_tuple(stop_ids)
         self.pad_id = int(pad_id)
         self._sampling_params = sampling_params
         self._tokens_prompt = tokens_prompt
@@ -211,7 +218,7 @@ class VLLMGenerator:
     def from_pretrained(
         cls,
         model_dir: str | Path,
-        eos_id: int,
+        stop_ids: int | Sequence[int],
         pad_id: int,
         settings: VLLMSettings | None = None,
     ) -> VLLMGenerator:
@@ -232,7 +239,9 @@ class VLLMGenerator:
             ) from exc
         _check_version(getattr(vllm, "__version__", "0"))
         llm = LLM(**engine_kwargs(model_dir, settings))
-        return cls(llm, eos_id, pad_id, sampling_params=SamplingParams, tokens_prompt=TokensPrompt)
+        return cls(
+            llm, stop_ids, pad_id, sampling_params=SamplingParams, tokens_prompt=TokensPrompt
+        )
 
     def generate(
         self, prompts: list[list[int]], max_new_tokens: int, temperature: float, seed: int
@@ -241,7 +250,7 @@ class VLLMGenerator:
             return []
         params = [
             self._sampling_params(
-                **sampling_kwargs(max_new_tokens, temperature, request_seed(seed, i), self.eos_id)
+                **sampling_kwargs(max_new_tokens, temperature, request_seed(seed, i), self.stop_ids)
             )
             for i in range(len(prompts))
         ]
@@ -249,7 +258,7 @@ class VLLMGenerator:
         outputs = self.llm.generate(inputs, params, use_tqdm=False)
         if len(outputs) != len(prompts):
             raise VLLMOutputError(f"{len(prompts)} prompts but {len(outputs)} vLLM results")
-        return [to_output(out, self.eos_id, i) for i, out in enumerate(outputs)]
+        return [to_output(out, self.stop_ids, i) for i, out in enumerate(outputs)]
 
     def load_weights(self, state_dict: Mapping[str, Any]) -> None:
         """Push new weights (HF parameter names, e.g. a trainer's state dict) into the engine

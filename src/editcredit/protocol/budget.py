@@ -350,3 +350,16 @@ def write_spend_record(guard: BudgetGuard, directory: str | Path = SPEND_RECORDS
         n += 1
     atomic_write_text(path, json.dumps(guard.ledger(), indent=2, sort_keys=True) + "\n")
     return path
+
+
+#: the cost keys the clock decides: a receipt keeps the ledger without them, and its volatile
+#: sidecar holds them (``budget_spent``; ``editcredit.audit.volatile``)
+TIMED_COSTS = ("wall_seconds", "gpu_hours")
+
+
+def split_ledger(ledger: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, float]]:
+    """A ledger (:meth:`BudgetGuard.ledger`) without its time spent, and that time spent
+    (:data:`TIMED_COSTS`), so that a rebuilt result writes the same bytes."""
+    spent = dict(ledger["spent"])
+    timed = {k: spent.pop(k) for k in TIMED_COSTS if k in spent}
+    return {**ledger, "spent": spent}, timed

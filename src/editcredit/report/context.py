@@ -21,6 +21,8 @@ __all__ = [
     "health_context",
     "scores_context",
     "suite_context",
+    "trained_context",
+    "unresolved_context",
 ]
 
 Record = Mapping[str, Any]
@@ -131,14 +133,9 @@ def _comparison_row(name: str, part: str, c: Record | None, n_tasks: int) -> dic
 
 
 def comparisons_context(comparisons: Sequence[Record]) -> list[dict[str, Any]]:
-    """One group per comparison: the whole eval set (with the gate), then in/out of pool."""
+    """One group per comparison: the whole eval set, with the gate."""
     groups = []
     for rec in comparisons:
-        main = _comparison_row(rec["comparison"], "all tasks", rec["all"], rec["n_tasks"])
-        parts = [
-            _comparison_row(rec["comparison"], label, rec[key]["comparison"], rec[key]["n_tasks"])
-            for key, label in (("in_pool", "in-pool"), ("out_of_pool", "out-of-pool"))
-        ]
         groups.append(
             {
                 "name": rec["comparison"],
@@ -148,11 +145,85 @@ def comparisons_context(comparisons: Sequence[Record]) -> list[dict[str, Any]]:
                 "evalset": rec["evalset"],
                 "seeds": rec["seeds"],
                 "gate": rec["gate"],
-                "main": main,
-                "parts": parts,
+                "main": _comparison_row(
+                    rec["comparison"], rec["evalset"], rec["all"], rec["n_tasks"]
+                ),
             }
         )
     return groups
+
+
+def _part_row(part: str, p: Record, seeds: Sequence[Any]) -> dict[str, Any]:
+    c = p.get("comparison")
+    by_seed = p["tasks_by_seed"]  # JSON keys: the seeds as text, in any order
+    row = {
+        "part": part,
+        "n_tasks": p["n_tasks"],
+        "n_cells": p["n_cells"],
+        "tasks_by_seed": {str(s): by_seed[str(s)] for s in seeds},
+        "empty": c is None,
+    }
+    if c is not None:
+        row.update(
+            resolved=c["resolved"],
+            n_seeds=c["n_seeds"],
+            difference=c["difference"],
+            difference_lower=c["difference_lower"],
+            difference_upper=c["difference_upper"],
+            ci=c["ci"],
+            wins=c["wins"],
+            losses=c["losses"],
+            ties=c["ties"],
+        )
+    return row
+
+
+def trained_context(comparisons: Sequence[Record]) -> list[dict[str, Any]]:
+    """One group per comparison: its difference on the tasks its runs trained on and on the
+    tasks they never saw (``trained`` / ``untrained`` of the paired record), and the count of
+    partly trained cells (in neither part)."""
+    return [
+        {
+            "name": rec["comparison"],
+            "label": rec["label"],
+            "evalset": rec["evalset"],
+            "seeds": rec["seeds"],
+            "parts": [
+                _part_row("trained", rec["trained"], rec["seeds"]),
+                _part_row("untrained", rec["untrained"], rec["seeds"]),
+            ],
+            "partly_trained": rec["partly_trained"]["n_cells"],
+        }
+        for rec in comparisons
+    ]
+
+
+def unresolved_context(
+    rows: Sequence[Record], model_order: Sequence[str] = ()
+) -> list[dict[str, Any]]:
+    """One row per unresolved slot (verdict null), by model (``model_order`` first, then by
+    name), eval set, task and sample. ``detail`` is the deciding attempt's reason (the test
+    statuses of an unresolved verdict); empty in slots files written before it was stored."""
+    order = {m: i for i, m in enumerate(model_order)}
+
+    def key(r: Record) -> tuple[int, str, str, str, int]:
+        model = str(r["model"])
+        return (order.get(model, len(order)), model, r["evalset"], r["instance_id"], r["sample"])
+
+    out = []
+    for r in sorted((r for r in rows if r["verdict"] is None), key=key):
+        out.append(
+            {
+                "model": r["model"],
+                "evalset": r["evalset"],
+                "instance_id": r["instance_id"],
+                "sample": int(r["sample"]),
+                "reason": r.get("reason") or "unknown",
+                "detail": r.get("detail") or "",
+                "attempts": r.get("attempts"),
+            }
+        )
+    return out
 
 
 def _number(value: Any) -> float | None:

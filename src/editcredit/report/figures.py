@@ -2,11 +2,14 @@
 
 - :func:`training_curves`: reward, entropy and CF availability per training step, one line per
   run (colour: arm; line style: seed).
+- :func:`holdout_curve`: the first eval set's pass@1 (or its bounds) against the training step:
+  the base at step 0, the evaluated intermediate checkpoints, the endpoint; one line per run.
 - :func:`task_differences`: per-task paired differences (sorted) of each comparison.
 - :func:`bootstrap_figure`: the bootstrap distribution of the main comparison with its CI.
 
 The figures read the JSON records only (``results/stats/training/{arm}.json``,
-``results/stats/paired/{comparison}.json``); they never recompute a statistic. Files carry no
+``results/stats/paired/{comparison}.json``, ``results/eval/{model}/{evalset}/scores.json``); they
+never recompute a statistic. Files carry no
 creation date, so the same inputs give the same bytes.
 """
 
@@ -26,7 +29,7 @@ from matplotlib.lines import Line2D  # noqa: E402
 
 from editcredit.layout import parse_run  # noqa: E402
 
-__all__ = ["bootstrap_figure", "save", "task_differences", "training_curves"]
+__all__ = ["bootstrap_figure", "holdout_curve", "save", "task_differences", "training_curves"]
 
 Record = Mapping[str, Any]
 ARM_COLORS = {"O": "#6e6e6e", "B": "#1f77b4", "M": "#d62728", "E": "#2ca02c"}
@@ -127,17 +130,88 @@ def training_curves(training: Sequence[Record], base: str | Path) -> list[Path]:
         return save(fig, base)
 
 
+def curve_points(scores: Sequence[Record]) -> dict[str, list[tuple[int, float, float, float]]]:
+    """Per run, its (step, score, lower, upper) points in step order, each starting from the
+    base's (step 0) when the base was evaluated; an unresolved model (no score) is drawn at the
+    middle of its bounds, with the bounds as its bar.
+
+    Raises:
+        ValueError: when there are two base records (``run`` empty) or two records of one point.
+    """
+    base = [r for r in scores if not r["run"]]
+    if len(base) > 1:
+        raise ValueError(f"holdout curve: {len(base)} base score records, expected one")
+
+    def point(rec: Record) -> tuple[int, float, float, float]:
+        lo, hi = (float(x) for x in rec["bounds"])
+        mid = float(rec["score"]) if rec["score"] is not None else (lo + hi) / 2
+        return int(rec["step"]), mid, lo, hi
+
+    runs: dict[str, list[tuple[int, float, float, float]]] = {}
+    for rec in scores:
+        if rec["run"]:
+            runs.setdefault(rec["run"], [point(b) for b in base]).append(point(rec))
+    for run, points in runs.items():
+        steps = [p[0] for p in points]
+        if len(set(steps)) != len(steps):
+            raise ValueError(f"holdout curve: run {run} has two scores at one step {steps}")
+        points.sort()
+    return dict(sorted(runs.items()))
+
+
+def holdout_curve(scores: Sequence[Record], base: str | Path) -> list[Path]:
+    """Pass@1 on the first eval set against the training step, one line per run (colour: arm;
+    line style: seed); bars are the bounds of models with unresolved slots."""
+    runs = curve_points(scores)
+    evalset = scores[0]["evalset"] if scores else ""
+    with plt.rc_context(_STYLE):
+        fig, ax = plt.subplots(figsize=(WIDTH_IN * 0.62, 2.4), layout="constrained")
+        seeds = sorted({parse_run(r).seed for r in runs})
+        arms = list(dict.fromkeys(parse_run(r).arm for r in runs))
+        for run, points in runs.items():
+            parsed = parse_run(run)
+            step, mid, lo, hi = (np.array(v, dtype=float) for v in zip(*points, strict=True))
+            style = SEED_STYLES[seeds.index(parsed.seed) % len(SEED_STYLES)]
+            color = ARM_COLORS.get(parsed.arm, "black")
+            ax.plot(step, 100 * mid, style, color=color, marker="o", ms=2.5, lw=1.2)
+            ax.vlines(step, 100 * lo, 100 * hi, color=color, lw=0.8, alpha=0.6)
+        ax.set_xlabel("Training step (0: the base)")
+        ax.set_ylabel(f"pass@1 on {evalset} (%)")
+        ax.grid(alpha=0.3, lw=0.5)
+        ax.xaxis.get_major_locator().set_params(integer=True)
+        handles = [
+            Line2D([], [], color=ARM_COLORS.get(a, "black"), lw=1.5, label=f"arm {a}") for a in arms
+        ] + [
+            Line2D([], [], color="black", ls=SEED_STYLES[i % len(SEED_STYLES)], label=f"seed {s}")
+            for i, s in enumerate(seeds)
+        ]
+        ax.legend(handles=handles, fontsize=7, frameon=False, loc="best")
+        return save(fig, base)
+
+
 def task_differences(paired: Sequence[Record], base: str | Path) -> list[Path]:
-    """Per-task differences (points, seed-averaged), sorted, one panel per comparison."""
+    """Per-task differences (points, seed-averaged), sorted, one panel per comparison (at most
+    three a row; the eval set in each title)."""
     with plt.rc_context(_STYLE):
         n = max(1, len(paired))
-        fig, axes = plt.subplots(
-            1, n, figsize=(WIDTH_IN, 2.4), layout="constrained", sharey=True, squeeze=False
+        ncols = min(3, n)
+        nrows = -(-n // ncols)
+        fig, grid = plt.subplots(
+            nrows,
+            ncols,
+            figsize=(WIDTH_IN, 2.4 * nrows),
+            layout="constrained",
+            sharey=True,
+            squeeze=False,
         )
-        for ax, rec in zip(axes[0], paired, strict=False):
+        axes = list(grid.ravel())
+        for ax in axes[len(paired) :]:
+            ax.set_visible(False)
+        for ax, rec in zip(axes, paired, strict=False):
             comp = rec["all"]
             title = rec["label"].replace(" - ", " $-$ ")
-            ax.set_title(title + (" (single seed)" if rec["single_seed"] else ""))
+            seed = ", one seed" if rec["single_seed"] else ""
+            ax.set_title(f"{title} ({rec['evalset']}{seed})", fontsize=9)
             ax.set_xlabel("Task (sorted by difference)")
             ax.axhline(0.0, color="black", lw=0.6)
             if not comp["resolved"]:
@@ -159,7 +233,8 @@ def task_differences(paired: Sequence[Record], base: str | Path) -> list[Path]:
                 fontsize=7.5,
             )
             ax.set_xlim(0.5, d.size + 0.5)
-        axes[0][0].set_ylabel("Difference (points)")
+        for row in grid:
+            row[0].set_ylabel("Difference (points)")
         return save(fig, base)
 
 

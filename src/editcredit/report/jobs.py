@@ -28,7 +28,9 @@ def tables_job(
 ) -> dict[str, Path]:
     """Rule render_tables: every ``paper/tables/*.tex``; ``settings`` is the rule's params.
 
-    ``inputs.benchmarks`` are the Snakemake benchmark files of the jobs before the tables (the
+    ``inputs.slots`` are the slots files of every evaluated model and eval set (the appendix
+    table of unresolved slots), as the rule declares them. ``inputs.benchmarks`` are the
+    Snakemake benchmark files of the jobs before the tables (the
     cost table's rows), as the rule declares them (``cost_benchmarks`` in rules/common.smk):
     nothing under ``inputs.benchmark_root`` that the DAG does not name is read.
     """
@@ -50,10 +52,13 @@ def figures_job(
     paired: Sequence[str],
     main: str,
     out: Mapping[str, str],
+    curve: Sequence[str] = (),
 ) -> None:
     """Rule figures: ``out`` maps figure name to its base path (``.pdf`` and ``.png`` written).
 
-    Names: ``training_curves``, ``task_differences``, ``bootstrap``.
+    Names: ``training_curves``, ``holdout_curve`` (from ``curve``: the scores.json of the base,
+    the evaluated intermediate checkpoints and the endpoints on the first eval set),
+    ``task_differences``, ``bootstrap``.
     """
     train = [_load(p) for p in training]
     pairs = [_load(p) for p in paired]
@@ -61,6 +66,7 @@ def figures_job(
     if main not in by_name:
         raise ValueError(f"stats.main {main!r} is not among the comparisons {sorted(by_name)}")
     figures.training_curves(train, out["training_curves"])
+    figures.holdout_curve([_load(p) for p in curve], out["holdout_curve"])
     figures.task_differences(pairs, out["task_differences"])
     figures.bootstrap_figure(by_name[main], out["bootstrap"])
 

@@ -30,6 +30,7 @@ __all__ = [
     "PROVENANCE_PREFIX",
     "ci_points",
     "count",
+    "half_width_points",
     "latex_escape",
     "make_env",
     "pct",
@@ -84,11 +85,24 @@ def points(x: float | None, digits: int = 2, sign: bool = False) -> str:
     return _minus(text)
 
 
-def ci_points(ci: dict[str, Any] | None, digits: int = 2) -> str:
-    """``[lower, upper]`` of a CI record in points, or a dash."""
+def ci_points(ci: dict[str, Any] | None, digits: int = 2, half: bool = False) -> str:
+    """``[lower, upper]`` of a CI record in points, or a dash; ``half``: followed by its
+    half-width, ``[lower, upper] $\\pm$h`` (:func:`half_width_points`)."""
     if not ci:
         return DASH
-    return f"[{points(ci['lower'], digits, True)}, {points(ci['upper'], digits, True)}]"
+    text = f"[{points(ci['lower'], digits, True)}, {points(ci['upper'], digits, True)}]"
+    return f"{text} {half_width_points(ci, digits)}" if half else text
+
+
+def half_width_points(ci: dict[str, Any] | None, digits: int = 2) -> str:
+    """The half-width of a CI record in points, ``$\\pm$3.10``, or a dash. Records written
+    before ``half_width`` was stored get it from their ends."""
+    if not ci:
+        return DASH
+    hw = ci.get("half_width")
+    if hw is None:
+        hw = (float(ci["upper"]) - float(ci["lower"])) / 2.0
+    return f"$\\pm${points(hw, digits)}"
 
 
 def pct(x: float | None, digits: int = 1) -> str:
@@ -153,6 +167,7 @@ def make_env(template_dir: str | Path) -> jinja2.Environment:
         e=latex_escape,
         points=points,
         ci=ci_points,
+        hw=half_width_points,
         pct=pct,
         count=count,
         fixed=fixed,

@@ -14,7 +14,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from editcredit.report.latex import DASH, ci_points, count, latex_escape, points, pvalue
+from editcredit.report.latex import (
+    DASH,
+    ci_points,
+    count,
+    half_width_points,
+    latex_escape,
+    points,
+    pvalue,
+)
 
 __all__ = ["comparison_numbers", "study_numbers"]
 
@@ -48,6 +56,7 @@ def comparison_numbers(prefix: str, rec: Record) -> dict[str, str]:
         f"{prefix}.ci": ci_points(c["ci_seed_task"]),
         f"{prefix}.citask": ci_points(c["ci_task"]),
         f"{prefix}.ciprimary": ci_points(c["primary_ci"]),
+        f"{prefix}.halfwidth": half_width_points(c["primary_ci"]),
         f"{prefix}.wlt": wlt,
         f"{prefix}.p": pvalue(sign.get("p_value")),
         f"{prefix}.gate": gate["verdict"].upper(),
@@ -67,7 +76,7 @@ def _summary(c: Record) -> str:
     what = "tasks resampled, one seed" if c["single_seed"] else "seed $\\times$ task bootstrap"
     return (
         f"a paired difference of {_difference_text(c)} points "
-        f"({level}\\,\\% CI {ci_points(ci)}, {what})"
+        f"({level}\\,\\% CI {ci_points(ci, half=True)}, {what})"
     )
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from editcredit.report.latex import count, fixed, latex_escape, pct, points, write_tex
+from editcredit.stats.bootstrap import half_width
 
 KIND_ORDER = {"fixed": 0, "rule": 1, "learned": 2}
 FAMILY_COLORS = {"logistic": "#1f77b4", "boosted_trees": "#d62728", "two_head": "#2ca02c"}
@@ -65,9 +66,11 @@ def table_rows(rec: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def _ci(ci: Sequence[float | None] | None) -> str:
-    if not ci or ci[0] is None:
+    """``[lower, upper] $\\pm$h``: the CI in points and its half-width (METHOD §9)."""
+    if not ci or ci[0] is None or ci[1] is None:
         return "--"
-    return f"[{points(ci[0], 1, True)}, {points(ci[1], 1, True)}]"
+    hw = half_width(ci[0], ci[1])
+    return f"[{points(ci[0], 1, True)}, {points(ci[1], 1, True)}] $\\pm${points(hw, 1)}"
 
 
 def section_text(rec: Mapping[str, Any], receipts: Sequence[Mapping[str, Any]], budget) -> str:

@@ -14,15 +14,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
 from editcredit.audit.provenance import code_version, config_hash
+from editcredit.audit.volatile import read_volatile
 from editcredit.job_settings import TablesSettings
-from editcredit.layout import parse_audit_json
+from editcredit.layout import parse_audit_json, parse_run, parse_segment_dir, volatile_sidecar
 from editcredit.report import context as ctx
 from editcredit.report.costs import cost_rows
 from editcredit.report.latex import make_env, render_template, write_tex
 from editcredit.report.numbers import study_numbers
 
-__all__ = ["TABLES", "TableInputs", "render_tables"]
+#: the training phases whose seconds the cost table shows (``editcredit.rl.timing.PHASES``)
+PHASES = ("seconds_rollout", "seconds_counterfactual", "seconds_update")
+
+__all__ = ["TABLES", "TableInputs", "render_tables", "unresolved_slot_rows"]
 
 #: Every table the paper includes (``paper/tables/{name}.tex``), in the order of the paper.
 TABLES = (
@@ -33,12 +41,17 @@ TABLES = (
     "credit",
     "scores",
     "comparisons",
+    "trained",
     "findings",
     "audits",
     "costs",
     "replay",
     "numbers",
+    "unresolved",
 )
+
+#: Columns of ``slots.parquet`` the unresolved-slots table reads (``detail`` where present).
+SLOT_TABLE_COLUMNS = ("model", "evalset", "instance_id", "sample", "verdict", "reason", "attempts")
 
 
 @dataclass
@@ -54,6 +67,8 @@ class TableInputs:
         benchmarks: Snakemake benchmark TSVs (``results/benchmarks/{rule}/...``).
         benchmark_root: the directory the benchmark paths are under (rule = first part).
         replay: ``results/replay/summary.json`` (the replay check of stored gradings).
+        slots: ``results/eval/{model}/{evalset}/slots.parquet`` of every evaluated model and
+            eval set (the appendix table of unresolved slots).
     """
 
     controls: Sequence[str | Path]
@@ -65,6 +80,7 @@ class TableInputs:
     benchmark_root: str | Path = "results/benchmarks"
     segments: Sequence[str | Path] = ()  # endpoint segment directories (budget ledgers)
     replay: Sequence[str | Path] = ()  # results/replay/summary.json (the replay check)
+    slots: Sequence[str | Path] = ()
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def load(self, path: str | Path) -> Any:
@@ -84,22 +100,76 @@ def _ledgers(segments: Sequence[str | Path]) -> list[Path]:
     return [p for p in (Path(s) / "segment.json" for s in segments) if p.is_file()]
 
 
+def _timings(segments: Sequence[str | Path]) -> list[Path]:
+    """The volatile sidecars of the endpoint segments' receipts: the cost table's timings."""
+    return [Path(volatile_sidecar(p)) for p in _ledgers(segments)]
+
+
+def arm_seconds(segments: Sequence[str | Path]) -> dict[str, dict[str, float]]:
+    """Per arm: the phase seconds of its runs, all their segments (each endpoint sidecar's
+    ``run_seconds``), summed over the runs."""
+    out: dict[str, dict[str, float]] = {}
+    for path in _ledgers(segments):
+        seconds = read_volatile(path).get("run_seconds")
+        if not isinstance(seconds, dict):
+            raise ValueError(f"{volatile_sidecar(path)}: no run_seconds")
+        arm = parse_run(parse_segment_dir(path.parent)[0]).arm
+        into = out.setdefault(arm, {})
+        for k, v in seconds.items():
+            into[k] = into.get(k, 0.0) + float(v)
+    return out
+
+
+def cost_arms(training: Sequence[Any], segments: Sequence[str | Path]) -> list[dict[str, Any]]:
+    """The cost table's arm rows: runs and generated tokens (the training analysis) beside the
+    phase seconds (the segments' sidecars; a dash where none was measured)."""
+    seconds = arm_seconds(segments)
+    return [
+        {"arm": a["arm"], "runs": a["runs"], "generated_tokens": a["generated_tokens"]}
+        | {k: seconds.get(a["arm"], {}).get(k) for k in PHASES}
+        for a in ctx.health_context(training)
+    ]
+
+
 def budget_rows(segments: Sequence[str | Path], budget: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Per run: the declared budget (config budgets.run) beside the spend its endpoint segment
-    records (all its segments), and the attempts that failed on infrastructure, apart."""
+    records (all its segments; the time spent from the receipt's volatile sidecar), and the
+    attempts that failed on infrastructure, apart."""
     rows = []
     for path in _ledgers(segments):
         ledger = json.loads(path.read_text(encoding="utf-8")).get("budget")
         if not ledger:
             continue
+        timed = read_volatile(path).get("budget_spent", {})
         rows.append(
             {
                 "run": ledger["scope"],
-                "spent": ledger["spent"],
-                "cap": {k: float(budget.get(k) or 0) for k in ledger["spent"]},
+                "spent": {**ledger["spent"], **timed},
+                "cap": {k: float(budget.get(k) or 0) for k in (*ledger["spent"], *timed)},
                 "infra_failures": ledger["infra_failures"],
             }
         )
+    return rows
+
+
+def unresolved_slot_rows(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
+    """The rows of the slots files whose verdict is null (the unresolved slots).
+
+    Raises:
+        ValueError: naming the file, when it cannot be read or lacks a column.
+    """
+    rows: list[dict[str, Any]] = []
+    for path in paths:
+        try:
+            names = pq.read_schema(path).names
+        except (OSError, pa.ArrowException) as exc:
+            raise ValueError(f"{path}: cannot read the slots table: {exc}") from exc
+        missing = [c for c in SLOT_TABLE_COLUMNS if c not in names]
+        if missing:
+            raise ValueError(f"{path}: slots table lacks column(s) {missing} (docs/outputs.md)")
+        columns = [*SLOT_TABLE_COLUMNS, *(["detail"] if "detail" in names else [])]
+        table = pq.read_table(path, columns=columns)
+        rows += table.filter(pc.is_null(table["verdict"])).to_pylist()
     return rows
 
 
@@ -161,6 +231,13 @@ def render_tables(
             {"groups": ctx.comparisons_context(comparisons), "gate": gate},
             list(inputs.comparisons),
         ),
+        "trained": (
+            {
+                "groups": ctx.trained_context(comparisons),
+                "level": comparisons[0]["bootstrap"]["level"] if comparisons else 0.95,
+            },
+            list(inputs.comparisons),
+        ),
         "findings": (
             {"groups": ctx.comparisons_context(comparisons), "main": main},
             list(inputs.comparisons),
@@ -176,16 +253,30 @@ def render_tables(
             {
                 "rows": costs,
                 "total": total,
-                "arms": ctx.health_context(training),
+                "arms": cost_arms(training, inputs.segments),
                 "budgets": budget_rows(inputs.segments, settings.budget.to_dict()),
             },
-            [*inputs.benchmarks, *inputs.training, *_ledgers(inputs.segments)],
+            [
+                *inputs.benchmarks,
+                *inputs.training,
+                *_ledgers(inputs.segments),
+                *_timings(inputs.segments),
+            ],
         ),
         "replay": (
             {"replays": [ctx.replay_context(r) for r in inputs.records(inputs.replay)]},
             list(inputs.replay),
         ),
         "numbers": ({"numbers": numbers}, every),
+        "unresolved": (
+            {
+                "rows": ctx.unresolved_context(
+                    unresolved_slot_rows(inputs.slots), ["base", *run_order]
+                ),
+                "n_files": len(inputs.slots),
+            },
+            list(inputs.slots),
+        ),
     }
     written = {}
     for name in TABLES:

@@ -16,7 +16,18 @@ from typing import Any
 import numpy as np
 import torch
 
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "chat_template.jinja",  # the model's own chat template (policy.chat), where saved apart
+    "chat_template.json",
+    "vocab.json",
+    "merges.txt",
+    "added_tokens.json",
+)
+"""The tokenizer files a checkpoint copies from its base, where present: everything the agent
+plays the model through."""
 
 
 def rng_state() -> dict[str, Any]:

@@ -64,11 +64,8 @@ METRICS_SCHEMA = pa.schema(
         ("credit_mass_l1", _F),
         ("credit_mass_signed", _F),
         ("credit_rollouts", pa.int32()),
-        ("seconds_rollout", _F),
-        ("seconds_counterfactual", _F),
-        ("seconds_update", _F),
         ("update_tokens", pa.int64()),
-        ("update_model_flops", _F),
+        ("update_model_flops", _F),  # the phases' wall seconds: the segment's volatile sidecar
         ("alerts", pa.string()),
     ]
 )

@@ -82,14 +82,14 @@ class RolloutWorker:
     ) -> None:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        from editcredit.policy.chat import ChatIds
+        from editcredit.policy.chat import ChatTemplate
         from editcredit.policy.generator_factory import GenerationSettings, make_generator
         from editcredit.sandbox.factory import make_sandbox
 
         torch.set_num_threads(threads)
         self.device = torch.device(device)
         tokenizer = AutoTokenizer.from_pretrained(model_dir)
-        self.chat = ChatIds(tokenizer)
+        self.chat = ChatTemplate(tokenizer)
         self.model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
         self.model.to(self.device).eval()
         settings = GenerationSettings.from_config(generation)
@@ -97,7 +97,7 @@ class RolloutWorker:
             settings.backend,
             model_dir,
             self.device,
-            eos_id=self.chat.eos,
+            stop_ids=self.chat.stop_ids,
             pad_id=self.chat.pad,
             model=self.model,
             vllm=settings.vllm,

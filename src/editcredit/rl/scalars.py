@@ -1,4 +1,5 @@
-"""Live training scalars for TensorBoard: each step's metrics row, as it is recorded.
+"""Live training scalars for TensorBoard: each step's metrics row and its phase seconds (the
+segment's volatile sidecar's, ``rl.timing.PHASES``), as they are recorded.
 
 ``tensorboard --logdir runs`` shows every arm and seed while they train. The event files are a
 sidecar under ``runs/{run}/tensorboard/`` (one file per segment attempt, named by its steps):
@@ -11,7 +12,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-#: TensorBoard tag -> metrics.parquet column (rl.records.METRICS_SCHEMA).
+#: TensorBoard tag -> metrics.parquet column (rl.records.METRICS_SCHEMA) or phase seconds.
 TAGS = {
     "reward/mean": "reward_mean",
     "reward/pass_rate": "pass_rate",

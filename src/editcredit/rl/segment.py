@@ -4,6 +4,11 @@ Each step draws its tasks from the data cursor, plays every task's group through
 (rollouts, final grading, counterfactual grading for the arms that query), assembles advantages
 with the arm's credit, and takes one optimiser step. The segment's directory holds the model,
 the optimiser/RNG/cursor state, and the step records (rollouts, credit ledger, metrics).
+
+What the clock decides (the phases' seconds, the segment's wall time, the budget's time spent)
+stays out of those records and of the receipt: the receipt's ``volatile`` part goes to the
+segment's volatile sidecar (``editcredit.audit.volatile``), so a rebuilt segment writes the same
+bytes.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +25,7 @@ import torch
 
 from editcredit.data.task import Task
 from editcredit.policy.model import enable_activation_checkpointing
-from editcredit.protocol.budget import BudgetGuard
+from editcredit.protocol.budget import BudgetGuard, split_ledger
 from editcredit.rl.checkpoint import load_state, save_segment
 from editcredit.rl.config import TrainConfig
 from editcredit.rl.credit import ARM_QUERIES_CF
@@ -37,6 +42,7 @@ from editcredit.rl.records import CREDIT_SCHEMA, METRICS_SCHEMA, ROLLOUT_SCHEMA,
 from editcredit.rl.rollout_worker import GroupJob, group_seed
 from editcredit.rl.scalars import ScalarLog
 from editcredit.rl.step_batch import assemble_step
+from editcredit.rl.timing import segment_volatile, step_seconds
 from editcredit.rl.update import UpdateSequence, step_update
 from editcredit.rl.workers import WorkerPool
 from editcredit.storage.monitor import StorageMonitor
@@ -64,9 +70,10 @@ def _masked_by_cause(rows: list[dict[str, Any]]) -> dict[str, int]:
     return {c: causes.count(c) for c in sorted(set(causes))}
 
 
-def step_metrics(run, step, rows, credit, update, seconds, alerts, parameters) -> dict[str, Any]:
-    """One row of metrics.parquet. ``update_model_flops`` counts 6 x parameters x the tokens
-    through the update (forward and backward), the usual numerator of model FLOPs utilisation."""
+def step_metrics(run, step, rows, credit, update, alerts, parameters) -> dict[str, Any]:
+    """One row of metrics.parquet (no wall times: :func:`step_seconds` measures those).
+    ``update_model_flops`` counts 6 x parameters x the tokens through the update (forward and
+    backward), the usual numerator of model FLOPs utilisation."""
     live = [r for r in rows if not r["masked"]]
     return {
         "run": run,
@@ -90,9 +97,6 @@ def step_metrics(run, step, rows, credit, update, seconds, alerts, parameters) -
         "credit_mass_l1": credit.metrics["credit_mass_l1"],
         "credit_mass_signed": credit.metrics["credit_mass_signed"],
         "credit_rollouts": credit.metrics["credit_rollouts"],
-        "seconds_rollout": seconds["rollout"] + seconds["grading"],
-        "seconds_counterfactual": seconds["counterfactual"],
-        "seconds_update": seconds["update"],
         "update_tokens": int(update["tokens"]),
         "update_model_flops": 6.0 * parameters * update["tokens"],
         "alerts": json.dumps(alerts),
@@ -164,11 +168,13 @@ class Trainer:
 
 @dataclass
 class StepRecords:
-    """What one step leaves for the segment's files: rollout rows, credit ledger, metrics."""
+    """What one step leaves for the segment's files: rollout rows, credit ledger, metrics, and
+    its phase seconds (:data:`PHASES`; the volatile sidecar's, not the metrics')."""
 
     rows: list[dict[str, Any]]
     ledger: list[dict[str, Any]]
     metrics: dict[str, Any]
+    seconds: dict[str, float] = field(default_factory=dict)
 
 
 def start_trainer(
@@ -255,13 +261,13 @@ def train_step(
     alerts = trainer.monitor.observe(attempted)
     for alert in alerts:
         log(f"ALERT {spec.run} step {step}: {alert}")
-    m = step_metrics(spec.run, step, rows, credit, update, seconds, alerts, trainer.parameters)
+    m = step_metrics(spec.run, step, rows, credit, update, alerts, trainer.parameters)
     log(
         f"{spec.run} step {step}: reward {m['reward_mean']:.3f} pass {m['pass_rate']:.2f} "
         f"entropy {m['entropy']:.3f} grad {m['grad_norm']:.3f} CF {m['cf_available']}/"
         f"{m['cf_sent']} (non-zero {m['cf_nonzero']}) credit L1 {m['credit_mass_l1']:.3f}"
     )
-    return StepRecords(rows, credit.ledger, m)
+    return StepRecords(rows, credit.ledger, m, step_seconds(seconds))
 
 
 def segment_receipt(
@@ -270,14 +276,14 @@ def segment_receipt(
     rows: list[dict[str, Any]],
     metrics: list[dict[str, Any]],
     changed: int,
-    started: float,
     device: torch.device,
     budget: BudgetGuard | None = None,
     updates: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """The segment's receipt: its steps, changed tensors, alerts, timing, the budget's ledger
-    when one guards the run, the checks of the run's first updates that fell in this segment
-    (``update_gate``), and at the first segment of a run the gate of METHOD §5."""
+    """The segment's receipt: its steps, changed tensors, alerts, the budget's ledger when one
+    guards the run, the checks of the run's first updates that fell in this segment
+    (``update_gate``), and at the first segment of a run the gate of METHOD §5. The budget's
+    time spent stays out of it: :func:`segment_volatile` holds it with the wall times."""
     receipt = {
         "run": spec.run,
         "arm": cfg.arm,
@@ -286,12 +292,10 @@ def segment_receipt(
         "start_model": str(spec.start_model),
         "changed_tensors": changed,
         "alerts": [a for m in metrics for a in json.loads(m["alerts"])],
-        "seconds": time.monotonic() - started,
-        "seconds_per_step": (time.monotonic() - started) / spec.steps,
         "device": str(device),
     }
     if budget is not None:
-        receipt["budget"] = budget.ledger()
+        receipt["budget"] = split_ledger(budget.ledger())[0]
     if updates:
         receipt["update_gate"] = update_gate(updates)
     if spec.start_state is None:
@@ -320,6 +324,8 @@ def train_segment(
 
     With a ``budget``, each step is checked before it runs; a cap that the step would cross
     raises :class:`BudgetExceeded` (its receipt under ``logs/budgets/``) and nothing is written.
+    The receipt's ``volatile`` key holds :func:`segment_volatile` (the job writes it to the
+    sidecar, never into ``segment.json``).
     Each of the run's first :data:`EARLY_UPDATES` updates of an arm with counterfactual credit
     is checked as soon as it is taken (:func:`update_check`); a failed one raises
     :class:`UpdateGateFailed` at once, and nothing is written.
@@ -327,7 +333,7 @@ def train_segment(
     started = time.monotonic()
     by_id = {t.instance_id: t for t in pool}
     trainer = start_trainer(spec, cfg, health_cfg, device)
-    all_rows, ledger, metrics, updates = [], [], [], []
+    all_rows, ledger, metrics, updates, seconds = [], [], [], [], []
     last = spec.start_step + spec.steps
     scalars = ScalarLog(Path(spec.out_dir).parent / "tensorboard", spec.start_step + 1, last)
     try:
@@ -342,20 +348,20 @@ def train_segment(
             all_rows += records.rows
             ledger += records.ledger
             metrics.append(records.metrics)
-            scalars.write(step, records.metrics)
+            seconds.append(records.seconds)
+            scalars.write(step, {**records.metrics, **records.seconds})
             if before is not None:
                 updates.append(update_check(step, records.metrics, trainer.moved_since(before)))
                 del before
                 enforce_update_gate(spec.run, cfg.arm, cfg.seed, updates, metrics)
             if budget is not None:
-                seconds = time.monotonic() - step_started
-                budget.add(*step_cost(records.rows, records.ledger, records.metrics, seconds))
+                wall = time.monotonic() - step_started
+                budget.add(*step_cost(records.rows, records.ledger, records.metrics, wall))
     finally:
         scalars.close()
     changed = trainer.changed_tensors()
-    receipt = segment_receipt(
-        spec, cfg, all_rows, metrics, changed, started, device, budget, updates
-    )
+    receipt = segment_receipt(spec, cfg, all_rows, metrics, changed, device, budget, updates)
+    receipt["volatile"] = segment_volatile(spec, seconds, started, budget)
     save_segment(
         spec.out_dir,
         trainer.model,

@@ -2,6 +2,10 @@
 
 Every receipt names the grader that graded its rollouts (``grader``:
 :func:`editcredit.grading.grader_identity.grader_identity`, read when the job starts).
+
+What the clock, the disk or the cluster decides (wall seconds, the budget's time spent, free
+bytes, worker addresses) goes to the receipt's volatile sidecar (``editcredit.audit.volatile``),
+so that a rebuilt segment or control replay writes the same bytes.
 """
 
 from __future__ import annotations
@@ -19,17 +23,19 @@ import torch
 from editcredit.audit.base_pin import guard_base
 from editcredit.audit.identity import write_identity
 from editcredit.audit.provenance import atomic_write_text, write_result_json
+from editcredit.audit.volatile import read_volatile, write_volatile
 from editcredit.grading.grader_identity import grader_identity
 from editcredit.job_settings import ControlReplaySettings, SegmentSettings
-from editcredit.layout import control_run_name, parse_run, train_job
+from editcredit.layout import control_run_name, parse_run, train_job, volatile_sidecar
 from editcredit.policy.base_job import training_tasks
 from editcredit.policy.devices import bind_gpus
-from editcredit.protocol.budget import Budget, BudgetGuard, job_guard
+from editcredit.protocol.budget import Budget, BudgetGuard, job_guard, split_ledger
 from editcredit.rl.config import TrainConfig
 from editcredit.rl.control import replay_control
 from editcredit.rl.gates import UpdateGateFailed
 from editcredit.rl.records import ROLLOUT_SCHEMA, write_table
 from editcredit.rl.segment import SegmentSpec, train_segment
+from editcredit.rl.timing import PHASES
 from editcredit.rl.workers import make_workers
 from editcredit.storage.forecast import checkpoint_bytes
 from editcredit.storage.monitor import Floor, StorageMonitor, existing_parent
@@ -81,14 +87,45 @@ def run_budget_guard(
     receipt_dir: str,
 ) -> BudgetGuard:
     """The run's budget (config ``budgets.run``) with what its earlier segments spent (their
-    ``segment.json`` ledgers): the caps hold for the whole run, not per segment."""
+    ``segment.json`` ledgers, and the time spent from its volatile sidecar): the caps hold for
+    the whole run, not per segment."""
     spent, failed = {}, 0
     if start_state:
-        earlier = json.loads((Path(start_state) / "segment.json").read_text()).get("budget")
+        receipt = Path(start_state) / "segment.json"
+        earlier = json.loads(receipt.read_text()).get("budget")
         if earlier:
-            spent, failed = earlier["spent"], int(earlier["infra_failures"])
+            timed = read_volatile(receipt).get("budget_spent", {})
+            spent, failed = {**earlier["spent"], **timed}, int(earlier["infra_failures"])
     caps = Budget.from_mapping(budget, where="config budgets.run")
     return BudgetGuard(run, caps, spent, failed, receipt_dir=receipt_dir, gpus=gpus)
+
+
+def stable_workers(described: dict[str, Any]) -> dict[str, Any]:
+    """What a receipt keeps of where the rollout workers ran: their kind and number. Addresses,
+    Ray node ids and which actor took which groups change from run to run (the sidecar's)."""
+    out = {"kind": described["kind"]}
+    if "workers" in described:
+        out["workers"] = described["workers"]
+    if "actor_nodes" in described:
+        out["workers"] = len(described["actor_nodes"])
+    return out
+
+
+def earlier_run_seconds(start_state: str | None) -> dict[str, float]:
+    """The phase seconds of the run's earlier segments (the previous sidecar's
+    ``run_seconds``; nothing at the run's first segment), read before training starts."""
+    if not start_state:
+        return dict.fromkeys(PHASES, 0.0)
+    receipt = Path(start_state) / "segment.json"
+    earlier = read_volatile(receipt).get("run_seconds")
+    if not isinstance(earlier, dict) or not all(k in earlier for k in PHASES):
+        raise ValueError(f"{volatile_sidecar(receipt)}: no run_seconds {list(PHASES)}")
+    return {k: float(earlier[k]) for k in PHASES}
+
+
+def run_seconds(earlier: dict[str, float], steps: list[dict[str, float]]) -> dict[str, float]:
+    """The run's phase seconds so far: its earlier segments' plus this segment's steps."""
+    return {k: earlier[k] + sum(s[k] for s in steps) for k in PHASES}
 
 
 def train_config(
@@ -181,6 +218,7 @@ def train_segment_job(
     monitor = segment_monitor(out_dir, health, run, step)
     storage = check_storage(monitor, start_model)
     guard = run_budget_guard(run, budget, start_state, gpus, budget_dir)
+    earlier_seconds = earlier_run_seconds(start_state)
     grader = grader_identity(worker_kwargs["sandbox_cfg"])
     workers = make_workers(settings.ray.to_dict(), worker_kwargs)
     health = settings.health.to_dict()
@@ -195,14 +233,18 @@ def train_segment_job(
             budget=guard,
             storage=(monitor, storage["expected_checkpoint_bytes"]),
         )
-        receipt["workers"] = workers.describe()
+        volatile = receipt.pop("volatile")
+        volatile["workers"] = workers.describe()
+        receipt["workers"] = stable_workers(volatile["workers"])
     except UpdateGateFailed as failed:
         path = _gate_receipt(gate_dir, run, failed.record)
         raise GateFailed(f"{failed}; receipt {path}") from failed
     finally:
         workers.close()
     receipt["grader"] = grader
-    receipt["storage"] = storage
+    receipt["storage"] = {k: v for k, v in storage.items() if k != "free_bytes"}
+    volatile["storage"] = {"free_bytes": storage["free_bytes"]}
+    volatile["run_seconds"] = run_seconds(earlier_seconds, volatile["steps"])
     if quarantine:
         receipt["quarantined"] = quarantine
     known = {}
@@ -211,11 +253,12 @@ def train_segment_job(
         known[start_model] = base_check["directory_sha256"]
     gate = receipt.get("first_segment_gate")
     if gate is not None and not gate["passed"]:
-        failed = _gate_receipt(gate_dir, run, receipt)
+        failed = _gate_receipt(gate_dir, run, {**receipt, "volatile": volatile})
         raise GateFailed(f"{run}: first-segment gate failed {gate['checks']}; receipt {failed}")
     inputs = [start_model, tasks_path] + ([start_state] if start_state else [])
     inputs += [controls_path] if controls_path else []
     write_result_json(Path(out_dir) / "segment.json", receipt, inputs, config, known)
+    write_volatile(Path(out_dir) / "segment.json", volatile)
     write_identity(Path(out_dir), config=config)
     return receipt
 
@@ -241,10 +284,12 @@ def control_replay_job(
     budget: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Rule control_replay: the base policy on seed ``job.seed``'s draws of steps 1..endpoint
-    (``rl.control``); writes the rollouts (``job.out``) and a receipt beside them. The control
-    is a run: ``budget`` (config ``budgets.run``, read at job start, not a param) caps it as it
-    caps a training run, checked before each replayed step; a cap crossed stops it with a
-    receipt under ``logs/budgets/`` and no rollouts. Its spend is in the receipt (``budget``)."""
+    (``rl.control``); writes the rollouts (``job.out``), a receipt beside them, and the
+    receipt's volatile sidecar (wall seconds, where the workers ran, the budget's time spent).
+    The control is a run: ``budget`` (config ``budgets.run``, read at job start, not a param)
+    caps it as it caps a training run, checked before each replayed step; a cap crossed stops
+    it with a receipt under ``logs/budgets/`` and no rollouts. Its spend is in the receipt
+    (``budget``)."""
     seed, base_model, out = int(job.seed), job.base_model, job.out
     tasks_path, controls_path = job.tasks, job.controls
     cfg = run_config(settings.grpo, settings.agent.temperature, "O", seed)
@@ -276,12 +321,11 @@ def control_replay_job(
         "steps": steps,
         "rollouts": len(rows),
         "base_model": base_model,
-        "seconds": time.monotonic() - started,
         "device": str(device),
-        "workers": where,
+        "workers": stable_workers(where),
         "grader": grader,
-        "budget": guard.ledger(),
     }
+    receipt["budget"], timed = split_ledger(guard.ledger())
     if quarantine:
         receipt["quarantined"] = quarantine
     known = {}
@@ -289,5 +333,8 @@ def control_replay_job(
         receipt["base_check"] = base_check
         known[base_model] = base_check["directory_sha256"]
     inputs = [base_model, tasks_path] + ([controls_path] if controls_path else [])
+    seconds = time.monotonic() - started
     write_result_json(out_path.with_suffix(".json"), receipt, inputs, config, known)
+    volatile = {"seconds": seconds, "workers": where, "budget_spent": timed}
+    write_volatile(out_path.with_suffix(".json"), volatile)
     return receipt

@@ -42,7 +42,7 @@ from editcredit.sandbox.base import (
     result_from_out_dir,
 )
 from editcredit.sandbox.limits import GoldTimesBook, LimitSettings
-from editcredit.sandbox.owners import owned_labels, reap_once
+from editcredit.sandbox.owners import list_labelled, owned_labels, reap_once
 from editcredit.sandbox.workspace import PatchOutcome, materialize_from_base
 
 if TYPE_CHECKING:
@@ -318,4 +318,4 @@ def _cleanup(client, container_ids: list[str], spool: Path) -> None:
 def count_sandbox_containers() -> int:
     """Containers (running or not) that carry the sandbox label."""
     client = docker_client()
-    return len(client.containers.list(all=True, filters={"label": LABEL}))
+    return len(list_labelled(client, [LABEL]))

@@ -139,7 +139,7 @@ def dead_owner_containers(containers, me: Owner, start_of=process_start) -> list
 
 def reap_dead_owners(client, shared_label: str, log=None) -> list[str]:
     """Remove the sandbox containers left by dead jobs of this host; their ids."""
-    listed = client.containers.list(all=True, filters={"label": [shared_label, OWNER_LABEL]})
+    listed = list_labelled(client, [shared_label, OWNER_LABEL])
     removed = []
     for container in dead_owner_containers(listed, current_owner()):
         with contextlib.suppress(Exception):  # it may be gone already
@@ -149,6 +149,20 @@ def reap_dead_owners(client, shared_label: str, log=None) -> list[str]:
         note = f"removed {len(removed)} sandbox container(s) left by dead jobs of this host"
         (log or _note)(note)
     return removed
+
+
+def list_labelled(client, labels: list[str], attempts: int = 5) -> list:
+    """The containers with ``labels``. The client inspects each listed container, and one that
+    another job removes in between makes the listing fail (NotFound): list again."""
+    from docker.errors import NotFound
+
+    for attempt in range(attempts):
+        try:
+            return client.containers.list(all=True, filters={"label": labels})
+        except NotFound:
+            if attempt == attempts - 1:
+                raise
+    return []
 
 
 def _note(text: str) -> None:

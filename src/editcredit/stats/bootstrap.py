@@ -6,6 +6,13 @@
   three seeds the seed dimension is thin).
 - :func:`mean_ci`: the one-dimensional bootstrap of a mean over units (tasks), used by the
   training-side encounter analysis.
+- :func:`stratified_ci`: the bootstrap of an equal-weight mean of stratum means, each stratum's
+  units resampled on their own (the trained / untrained parts of a comparison: tasks within each
+  seed, the seeds fixed).
+
+Every interval states its half-width (:func:`half_width`): half the distance between its ends.
+A percentile interval need not be symmetric about the estimate; the half-width is its size, not
+a symmetric bound.
 
 The number of resamples and the RNG seed come from the caller (config: 10,000 and 20260927).
 Each call seeds its own ``numpy.random.default_rng(rng_seed)``, so the same inputs and seed give
@@ -16,6 +23,7 @@ means, with numpy's default (linear) quantile interpolation, as in
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -25,9 +33,17 @@ from numpy.typing import ArrayLike
 from editcredit.stats._records import record_to_dict
 from editcredit.stats.resampling import resample_means_1d, resample_means_seed_task
 
-__all__ = ["BootstrapCI", "mean_ci", "percentile_interval", "seed_task_ci", "task_ci"]
+__all__ = [
+    "BootstrapCI",
+    "half_width",
+    "mean_ci",
+    "percentile_interval",
+    "seed_task_ci",
+    "stratified_ci",
+    "task_ci",
+]
 
-Scheme = Literal["seed x task", "task (seeds fixed)", "units"]
+Scheme = Literal["seed x task", "task (seeds fixed)", "units", "task within seed (seeds fixed)"]
 
 
 @dataclass(frozen=True)
@@ -39,7 +55,8 @@ class BootstrapCI:
         lower: lower end of the interval.
         upper: upper end of the interval.
         level: confidence level, e.g. 0.95.
-        scheme: what was resampled: ``"seed x task"``, ``"task (seeds fixed)"`` or ``"units"``.
+        scheme: what was resampled: ``"seed x task"``, ``"task (seeds fixed)"``, ``"units"`` or
+            ``"task within seed (seeds fixed)"`` (:func:`stratified_ci`).
         n_seeds: seeds in the data (1 for a one-dimensional bootstrap).
         n_units: tasks (or other units) in the data.
         n_resamples: bootstrap resamples drawn.
@@ -59,13 +76,34 @@ class BootstrapCI:
     method: str = "percentile"
 
     @property
+    def half_width(self) -> float:
+        """Half the interval's width, ``(upper - lower) / 2`` (:func:`half_width`)."""
+        return half_width(self.lower, self.upper)
+
+    @property
     def excludes_zero(self) -> bool:
         """True when zero lies outside the closed interval."""
         return self.lower > 0.0 or self.upper < 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict of the fields."""
-        return record_to_dict(self)
+        """JSON-ready dict of the fields, plus ``half_width``."""
+        out = record_to_dict(self)
+        out["half_width"] = self.half_width
+        return out
+
+
+def half_width(lower: float, upper: float) -> float:
+    """Half the width of the interval ``[lower, upper]``: ``(upper - lower) / 2``.
+
+    Raises:
+        ValueError: when an end is not finite or ``lower > upper``.
+    """
+    lo, hi = float(lower), float(upper)
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise ValueError(f"interval [{lower}, {upper}] has an end that is not finite")
+    if lo > hi:
+        raise ValueError(f"interval [{lower}, {upper}] has lower > upper")
+    return (hi - lo) / 2.0
 
 
 def percentile_interval(resample_means: np.ndarray, level: float) -> tuple[float, float]:
@@ -167,3 +205,51 @@ def mean_ci(x: ArrayLike, *, n_resamples: int, rng_seed: int, level: float = 0.9
     rng = np.random.default_rng(rng_seed)
     means = resample_means_1d(arr, n_resamples=int(n_resamples), rng=rng)
     return _ci(means, arr, level, "units", 1, arr.shape[0], n_resamples, rng_seed)
+
+
+def stratified_ci(
+    strata: Sequence[ArrayLike], *, n_resamples: int, rng_seed: int, level: float = 0.95
+) -> BootstrapCI:
+    """Percentile bootstrap CI of the equal-weight mean of the strata's means.
+
+    Each resample draws, for each stratum in order, its units with replacement (one generator,
+    the strata drawn one after another) and averages the strata's resample means equally. Used
+    for a part of a paired comparison whose tasks differ by seed (tasks a seed's runs trained
+    on): the strata are the seeds, the units that seed's per-task differences, the seeds fixed.
+    With one stratum this is :func:`mean_ci` of it (the same draws, the same interval).
+
+    Args:
+        strata: one non-empty vector of finite values per stratum.
+        n_resamples, rng_seed, level: as :func:`seed_task_ci`.
+
+    Raises:
+        ValueError: when there is no stratum, or one is empty or holds a non-finite value
+            (naming the stratum).
+    """
+    _check_common(n_resamples, rng_seed, level)
+    if not strata:
+        raise ValueError("stratified_ci: no strata given")
+    arrays = []
+    for i, x in enumerate(strata):
+        try:
+            arrays.append(_as_vector(x))
+        except ValueError as exc:
+            raise ValueError(f"stratum {i}: {exc}") from exc
+    rng = np.random.default_rng(rng_seed)
+    means = np.zeros(int(n_resamples))
+    for arr in arrays:
+        means += resample_means_1d(arr, n_resamples=int(n_resamples), rng=rng)
+    means /= len(arrays)
+    estimate = float(np.mean([arr.mean() for arr in arrays]))
+    lo, hi = percentile_interval(means, level)
+    return BootstrapCI(
+        estimate=estimate,
+        lower=lo,
+        upper=hi,
+        level=level,
+        scheme="task within seed (seeds fixed)",
+        n_seeds=len(arrays),
+        n_units=sum(arr.shape[0] for arr in arrays),
+        n_resamples=int(n_resamples),
+        rng_seed=int(rng_seed),
+    )

@@ -3,14 +3,18 @@
 Two stages, so that the claim-gate thresholds reach only the last one:
 
 1. :func:`paired_record`: scores per model (bounds while unresolved), the paired difference over
-   the paired seeds and tasks, the seed x task and task-only bootstrap CIs, W/L/T and the sign
-   test, the in-pool / out-of-pool split, and a histogram of the bootstrap distribution of the
-   CI the claim rests on (for the figure).
+   the paired seeds and tasks, the seed x task and task-only bootstrap CIs with their
+   half-widths, W/L/T and the sign test, the split into tasks the runs trained on and tasks they
+   never saw (:mod:`editcredit.stats.trained`; empty on the holdout set, which holds no training
+   task), and a histogram of the bootstrap distribution of the CI the claim rests on.
 2. :func:`gated_record`: that record plus the pre-registered claim gate's verdict.
 
 A comparison is ``{a: M, b: B}`` (all seeds the two arms share in the training plan), optionally
 with ``seeds: [42]`` (one seed: a *single-seed contrast*, labelled ``M42 - E42``) and
-``evalset`` (default: the first of ``stats.evalsets``).
+``evalset`` (default: the first of ``stats.evalsets``). ``b: base`` compares an arm with the
+base policy it started from (``O - base``: what training did): the base is one model, so each
+seed's run is paired with the same base scores, and the trained / untrained split is by the
+arm's runs alone.
 """
 
 from __future__ import annotations
@@ -22,13 +26,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from editcredit.layout import run_name
+from editcredit.layout import BASE_EVAL_MODEL, run_name
 from editcredit.stats.arms import ArmScores
 from editcredit.stats.bootstrap import percentile_interval
 from editcredit.stats.gates import gate_verdict
 from editcredit.stats.loaders import arm_scores, evalset_plan, score_model, unresolved_reasons
 from editcredit.stats.paired import PairedComparison, compare_arms
 from editcredit.stats.resampling import resample_means_1d, resample_means_seed_task
+from editcredit.stats.trained import part_record, split_tasks
 
 __all__ = [
     "ComparisonSpec",
@@ -67,6 +72,10 @@ class ComparisonSpec:
     evalset: str
 
     @property
+    def arm_pair(self) -> tuple[str, str]:
+        return self.arm_a, self.arm_b
+
+    @property
     def single_seed(self) -> bool:
         return len(self.seeds) == 1
 
@@ -75,16 +84,26 @@ class ComparisonSpec:
         """``M - B``, or ``M42 - E42`` for a single-seed contrast."""
         if self.single_seed:
             s = self.seeds[0]
-            return f"{self.arm_a}{s} - {self.arm_b}{s}"
+            a, b = (arm if arm == BASE_EVAL_MODEL else f"{arm}{s}" for arm in self.arm_pair)
+            return f"{a} - {b}"
         return f"{self.arm_a} - {self.arm_b}"
 
+    def model(self, arm: str, seed: int) -> str:
+        """The eval model of ``arm`` at ``seed``: ``{arm}-s{seed}``, or the base (one model)."""
+        return BASE_EVAL_MODEL if arm == BASE_EVAL_MODEL else run_name(arm, seed)
+
     def models(self, arm: str) -> list[str]:
-        """Eval model names of ``arm`` at the paired seeds: ``{arm}-s{seed}``."""
-        return [run_name(arm, seed) for seed in self.seeds]
+        """Eval model names of ``arm`` at the paired seeds (the base once)."""
+        return list(dict.fromkeys(self.model(arm, seed) for seed in self.seeds))
 
     @property
     def all_models(self) -> list[str]:
         return self.models(self.arm_a) + self.models(self.arm_b)
+
+    @property
+    def runs(self) -> list[str]:
+        """The compared training runs (the base is none)."""
+        return [m for m in self.all_models if m != BASE_EVAL_MODEL]
 
 
 def comparison_specs(
@@ -107,10 +126,12 @@ def comparison_specs(
     for name, entry in stats_cfg["comparisons"].items():
         where = f"config stats.comparisons.{name}"
         a, b = entry["a"], entry["b"]
+        if a == BASE_EVAL_MODEL:
+            raise ValueError(f"{where}: the base goes second ('b: base': an arm minus its base)")
         for arm in (a, b):
-            if arm not in plan:
+            if arm not in plan and arm != BASE_EVAL_MODEL:
                 raise ValueError(f"{where}: arm {arm!r} is not in training.plan {sorted(plan)}")
-        shared = [s for s in plan[a] if s in set(plan[b])]
+        shared = [s for s in plan[a] if b == BASE_EVAL_MODEL or s in set(plan[b])]
         seeds = list(entry.get("seeds") or shared)
         bad = [s for s in seeds if s not in shared]
         if bad:
@@ -160,16 +181,45 @@ def _comparison_dict(comp: PairedComparison) -> dict[str, Any]:
     out["n_seeds"] = len(comp.seeds)
     out["n_tasks"] = len(comp.tasks)
     out["primary_ci"] = None if ci is None else ci.to_dict()
+    out["half_width"] = None if ci is None else ci.half_width
     return out
 
 
-def _split(
-    a: ArmScores, b: ArmScores, tasks: Sequence[str], boot: Mapping[str, Any], label: str
+def _trained_split(
+    spec: ComparisonSpec,
+    a: ArmScores,
+    b: ArmScores,
+    trained_by_run: Mapping[str, set[str]],
+    boot: Mapping[str, Any],
 ) -> dict[str, Any]:
-    if not tasks:
-        return {"n_tasks": 0, "note": "no tasks in this part", "comparison": None}
-    comp = compare_arms(a.subset(tasks=tasks), b.subset(tasks=tasks), **boot, label=label)
-    return {"n_tasks": len(tasks), "note": "", "comparison": _comparison_dict(comp)}
+    """The comparison on the tasks each seed's runs trained on, and on those they never saw."""
+    splits = {}
+    for seed in spec.seeds:
+        runs = [spec.model(arm, seed) for arm in spec.arm_pair if arm != BASE_EVAL_MODEL]
+        missing = [r for r in runs if r not in trained_by_run]
+        if missing:
+            raise ValueError(f"comparison {spec.name}: no training rollouts of run(s) {missing}")
+        splits[seed] = split_tasks(a.tasks, [trained_by_run[r] for r in runs])
+    return {
+        "trained": part_record(
+            a,
+            b,
+            {s: sp.trained for s, sp in splits.items()},
+            **boot,
+            label=f"{spec.label} (trained)",
+        ),
+        "untrained": part_record(
+            a,
+            b,
+            {s: sp.untrained for s, sp in splits.items()},
+            **boot,
+            label=f"{spec.label} (untrained)",
+        ),
+        "partly_trained": {
+            "n_cells": sum(len(sp.partly) for sp in splits.values()),
+            "tasks_by_seed": {str(s): len(sp.partly) for s, sp in splits.items()},
+        },
+    }
 
 
 def _distribution(
@@ -199,7 +249,7 @@ def _distribution(
 def paired_record(
     spec: ComparisonSpec,
     slots: Mapping[str, pd.DataFrame],
-    in_pool: set[str],
+    trained_by_run: Mapping[str, set[str]],
     *,
     n_resamples: int,
     rng_seed: int,
@@ -212,7 +262,7 @@ def paired_record(
     Args:
         spec: the comparison.
         slots: slots table of every model of ``spec.all_models`` on ``spec.evalset``.
-        in_pool: tasks seen in training by any of the compared runs.
+        trained_by_run: per compared run, the tasks in its training rollouts.
         n_resamples, rng_seed, level: the bootstrap (config ``stats.bootstrap``).
         histogram_bins: bins of the stored bootstrap distribution.
         n_samples: planned samples per task of the eval set (None: taken from the rows).
@@ -223,13 +273,11 @@ def paired_record(
     tasks, n_samples = evalset_plan((slots[m] for m in spec.all_models), n_samples)
     by_arm = {}
     for arm in (spec.arm_a, spec.arm_b):
-        frames = {seed: slots[run_name(arm, seed)] for seed in spec.seeds}
+        frames = {seed: slots[spec.model(arm, seed)] for seed in spec.seeds}
         by_arm[arm] = arm_scores(arm, frames, tasks, n_samples)
     a, b = by_arm[spec.arm_a], by_arm[spec.arm_b]
     boot = {"n_resamples": n_resamples, "rng_seed": rng_seed, "level": level}
     comp = compare_arms(a, b, **boot, label=spec.label)
-    in_tasks = [t for t in tasks if t in in_pool]
-    out_tasks = [t for t in tasks if t not in in_pool]
     distribution = None
     if comp.resolved:
         distribution = _distribution(comp, a.values - b.values, boot, histogram_bins)
@@ -247,8 +295,7 @@ def paired_record(
         "bootstrap": {**boot, "method": "percentile"},
         "scores": {m: score_summary(slots[m], tasks, n_samples) for m in spec.all_models},
         "all": _comparison_dict(comp),
-        "in_pool": _split(a, b, in_tasks, boot, f"{spec.label} (in-pool)"),
-        "out_of_pool": _split(a, b, out_tasks, boot, f"{spec.label} (out-of-pool)"),
+        **_trained_split(spec, a, b, trained_by_run, boot),
         "bootstrap_distribution": distribution,
     }
 

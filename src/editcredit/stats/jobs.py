@@ -94,12 +94,13 @@ def paired_job(
         evalset=spec["evalset"],
     )
     tables = {_model_of(p): read_slots(p) for p in slots}
-    rollouts = [p for paths in segment_files(segments, "rollouts.parquet").values() for p in paths]
-    in_pool = training_tasks(rollouts)
+    by_run = segment_files(segments, "rollouts.parquet")
+    rollouts = [p for paths in by_run.values() for p in paths]
+    trained_by_run = {run: training_tasks(paths) for run, paths in by_run.items()}
     record = paired_record(
         comparison,
         tables,
-        in_pool,
+        trained_by_run,
         n_resamples=int(bootstrap["n_resamples"]),
         rng_seed=int(bootstrap["rng_seed"]),
         level=float(bootstrap["level"]),

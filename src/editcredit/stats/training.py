@@ -117,10 +117,6 @@ def run_health(metrics: pd.DataFrame) -> dict[str, Any]:
         "alerts": dict(sorted(alerts.items())),
         "n_alerts": int(sum(alerts.values())),
         "generated_tokens": int(metrics["generated_tokens"].sum()),
-        **{
-            f"seconds_{k}": float(metrics[f"seconds_{k}"].sum())
-            for k in ("rollout", "counterfactual", "update")
-        },
     }
 
 

@@ -23,11 +23,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from editcredit.audit.provenance import write_result_json, write_result_parquet
+from editcredit.audit.volatile import write_volatile
 from editcredit.data.freeze import load_tasks
 from editcredit.data.task import Task
 from editcredit.evaluation.sandboxes import INFRA_ERRORS
 from editcredit.grading.grader import grade_patch
-from editcredit.protocol.budget import DEFAULT_RECEIPT_DIR, BudgetGuard, study_guard
+from editcredit.protocol.budget import DEFAULT_RECEIPT_DIR, BudgetGuard, split_ledger, study_guard
 from editcredit.stopping.points import FEATURES, decision_points, sha256_text, tree_sha256
 
 ID_COLUMNS = (
@@ -269,10 +270,14 @@ def checkpoints_job(
         "by_split": {
             k: sum(r["split"] == k for r in rows) for k in sorted({r["split"] for r in rows})
         },
-        "seconds": time.monotonic() - started,
-        "budget": guard.ledger(),
     }
+    # the sidecar's: the time spent, and the study's ledger (this attempt's host, pid and
+    # nonce; what every attempt of the study's jobs spent so far, reruns included)
+    receipt["budget"], timed = split_ledger(guard.ledger())
+    study = receipt["budget"].pop("study", None)
     write_result_json(Path(out).with_suffix(".json"), receipt, inputs, config)
+    volatile = {"seconds": time.monotonic() - started, "budget_spent": timed, "study": study}
+    write_volatile(Path(out).with_suffix(".json"), volatile)
     print(
         json.dumps({k: receipt[k] for k in ("model", "trajectories", "points", "distinct_trees")})
     )

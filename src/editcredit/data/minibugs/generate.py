@@ -34,6 +34,28 @@ PROBE_ID = "::__probe__"
 #: Runs (task, patch) in a sandbox; the pool runner maps it over worker sandboxes.
 GradeMany = Callable[[Sequence[tuple[Task, str]]], list[SandboxReport]]
 
+#: A run that does not finish inside its whole-run limit is graded again with the limit
+#: multiplied by each of these in turn: a busy machine is no property of a mutant, so only a
+#: run that fails to finish at every rung is judged by that (the suite does not depend on load).
+RETRY_FACTORS = (4.0, 16.0)
+
+
+def settled_runs(grade_many: GradeMany, jobs: Sequence[tuple[Task, str]]) -> list[SandboxReport]:
+    """``grade_many(jobs)``, each run that did not finish graded again with a longer whole-run
+    limit (:data:`RETRY_FACTORS`); the last report of each job."""
+    runs = list(grade_many(jobs))
+    for factor in RETRY_FACTORS:
+        again = [k for k, run in enumerate(runs) if run.run_status != "finished"]
+        if not again:
+            break
+        longer = [
+            (jobs[k][0].model_copy(update={"timeout_s": jobs[k][0].timeout_s * factor}), jobs[k][1])
+            for k in again
+        ]
+        for k, run in zip(again, grade_many(longer), strict=True):
+            runs[k] = run
+    return runs
+
 
 @dataclass(frozen=True)
 class Candidate:
@@ -175,7 +197,7 @@ def generate(
             raise ValueError(f"suites.minibugs.modules: unknown pool modules {unknown}")
         pool = [m for m in pool if m.name in cfg["modules"]]
     vt = float(cfg["validation_timeout_s"])
-    base_runs = grade_many([(probe_task(m, m.source, vt), "") for m in pool])
+    base_runs = settled_runs(grade_many, [(probe_task(m, m.source, vt), "") for m in pool])
     base: dict[str, dict[str, str]] = {}
     for module, run in zip(pool, base_runs, strict=True):
         statuses = observed_statuses(run)
@@ -184,7 +206,9 @@ def generate(
         base[module.name] = statuses
     cands = candidates(pool, int(cfg["seed"]), int(cfg["mutants_per_function"]), suite)
     progress(f"{len(cands)} candidates from {len(pool)} modules")
-    mutated_runs = grade_many([(probe_task(c.module, c.mutated_source, vt), "") for c in cands])
+    mutated_runs = settled_runs(
+        grade_many, [(probe_task(c.module, c.mutated_source, vt), "") for c in cands]
+    )
     rejected: dict[str, int] = {}
     built: list[Task] = []
     for cand, run in zip(cands, mutated_runs, strict=True):
@@ -194,7 +218,7 @@ def generate(
             rejected[key] = rejected.get(key, 0) + 1
         else:
             built.append(task)
-    gold_runs = grade_many([(t, t.patch) for t in built])
+    gold_runs = settled_runs(grade_many, [(t, t.patch) for t in built])
     tasks = []
     for task, run in zip(built, gold_runs, strict=True):
         ok = (

@@ -1,0 +1,28 @@
+"""A segment's checkpoint carries its base's tokenizer with the chat template, so the next
+segment and evaluation play it through the same template."""
+
+from __future__ import annotations
+
+import torch
+from policyfactory import tiny_qwen2
+from transformers import AutoTokenizer
+
+from editcredit.policy.chat import ChatTemplate
+from editcredit.policy.tokenizer import train_tokenizer
+from editcredit.rl.checkpoint import save_segment
+
+
+def test_a_checkpoint_keeps_the_chat_template(tmp_path):
+    base = tmp_path / "base"
+    train_tokenizer(["run", "submit", "tests: 4 passed"] * 10, 300).save_pretrained(str(base))
+    assert (base / "chat_template.jinja").is_file()  # saved apart from tokenizer_config.json
+    model = tiny_qwen2()
+    optimizer = torch.optim.AdamW(model.parameters())
+    save_segment(tmp_path / "step_1", model, base, optimizer, {}, {})
+    saved = tmp_path / "step_1" / "model"
+    assert (saved / "chat_template.jinja").read_bytes() == (
+        base / "chat_template.jinja"
+    ).read_bytes()
+    before = ChatTemplate(AutoTokenizer.from_pretrained(str(base))).conversation().start("hi")
+    after = ChatTemplate(AutoTokenizer.from_pretrained(str(saved))).conversation().start("hi")
+    assert before == after
