@@ -373,6 +373,7 @@ def _write_scores(root: Path, model: str, run: str, step: int, rate: np.ndarray)
         "resolved": True,
         "score": score,
         "bounds": [score, score],
+        "provenance": {"inputs": {}},
     }
     out = root / "results" / "eval" / model / "holdout" / "scores.json"
     out.parent.mkdir(parents=True, exist_ok=True)

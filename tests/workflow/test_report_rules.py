@@ -99,8 +99,9 @@ def built(tmp_path_factory):
 def test_workflow_writes_stats_tables_figures_and_paper(built):
     root, proc = built
     counts = job_counts(proc.stdout + proc.stderr)
-    assert counts["compare"] == counts["paired"] == 6
-    for name in ("M-B", "M-O", "M42-E42", "M-B-broad", "M-O-broad", "M42-E42-broad"):
+    assert counts["compare"] == counts["paired"] == 7
+    names = ("M-B", "O-base", "M-O", "M42-E42", "M-B-broad", "M-O-broad", "M42-E42-broad")
+    for name in names:
         rec = json.loads((root / "results" / "stats" / f"{name}.json").read_text())
         assert rec["gate"]["verdict"] in ("pass", "fail")
         assert rec["provenance"]["inputs"]
@@ -119,7 +120,9 @@ def test_workflow_writes_stats_tables_figures_and_paper(built):
     )
     for tex in (root / "paper" / "tables").glob("*.tex"):
         assert tex.read_text().startswith("% editcredit-provenance: {")
-    for name in ("training_curves", "task_differences", "bootstrap"):
+    o_base = json.loads((root / "results" / "stats" / "O-base.json").read_text())
+    assert o_base["label"] == "O - base" and o_base["all"]["half_width"] > 0
+    for name in ("training_curves", "holdout_curve", "task_differences", "bootstrap"):
         assert (root / "paper" / "figures" / f"{name}.png").stat().st_size > 10_000
     if HAS_TEX:
         assert (root / "paper" / "main.pdf").read_bytes().startswith(b"%PDF")
@@ -141,7 +144,7 @@ def test_gate_threshold_change_reruns_only_gate_tables_and_paper(built):
         cfg_path.write_text(original)
     assert proc.returncode == 0, proc.stderr[-3000:]
     counts = job_counts(proc.stdout + proc.stderr)
-    expected = {"compare": 6, "render_tables": 1, "all": 1}
+    expected = {"compare": 7, "render_tables": 1, "all": 1}
     if HAS_TEX:
         expected["paper"] = 1
     assert counts == expected, proc.stdout[-3000:]
