@@ -107,3 +107,12 @@ def test_a_plan_that_does_not_fit_names_the_shortfall_and_the_setting():
         require_fit(got, "storage forecast")
     assert "training.health.min_free_disk_gb" in str(err.value)
     require_fit(forecast(counts(), GB, 0), "storage forecast")  # fits: no error
+
+
+def test_a_suite_that_is_not_frozen_or_not_readable_counts_no_slots(tmp_path):
+    from editcredit.storage.plan import split_counts
+
+    assert split_counts(tmp_path / "missing.parquet") is None
+    placeholder = tmp_path / "tasks.parquet"
+    placeholder.write_text("x\n")  # a frozen placeholder: no Parquet footer
+    assert split_counts(placeholder) is None
