@@ -299,7 +299,9 @@ def curve_scores():
     """The scores of every planned eval model (the base, each run's evaluated intermediate
     checkpoints and its endpoint) on the first of stats.evalsets: the holdout curve."""
     evalset = SETTINGS.stats.evalsets[0]
-    return [layout.EVAL_SCORES.format(model=m, evalset=evalset) for m in eval_model_specs()]
+    return [
+        layout.EVAL_SCORES.format(model=m, evalset=evalset) for m in eval_model_specs()
+    ]
 
 
 def eval_models():
