@@ -134,6 +134,47 @@ def test_a_bad_key_is_refused_naming_its_path(layer, message):
         validate_config(merged(default_config(), layer))
 
 
+def _with_extra_entries() -> dict[str, Any]:
+    """The default plus a second suite and model (copies of the default's)."""
+    config = default_config()
+    config["suites"]["extra"] = copy.deepcopy(config["suites"]["minibugs"])
+    config["models"]["extra"] = copy.deepcopy(config["models"]["tiny"])
+    return config
+
+
+@pytest.mark.parametrize(
+    "layer, gone, kept",
+    [
+        ({"training": {"plan": {"B": None}}}, ("training", "plan", "B"), "M"),
+        ({"suites": {"extra": None}}, ("suites", "extra"), "minibugs"),
+        ({"models": {"extra": None}}, ("models", "extra"), "tiny"),
+        ({"stats": {"comparisons": {"M-O": None}}}, ("stats", "comparisons", "M-O"), "M-B"),
+        (
+            {"evaluation": {"evalsets": {"broad": None}}},
+            ("evaluation", "evalsets", "broad"),
+            "holdout",
+        ),
+    ],
+)
+def test_a_layer_removes_a_named_entry_by_setting_it_null(layer, gone, kept):
+    node = validate_config(merged(_with_extra_entries(), layer))
+    for key in gone[:-1]:
+        node = node[key]
+    assert gone[-1] not in node and kept in node
+
+
+@pytest.mark.parametrize(
+    "layer, message",
+    [
+        ({"agent": {"max_turns": None}}, "field agent.max_turns"),
+        ({"training": {"grpo": None}}, "field training.grpo"),
+    ],
+)
+def test_a_null_outside_the_named_maps_is_refused_by_name(layer, message):
+    with pytest.raises(ConfigError, match=message.replace(".", r"\.")):
+        validate_config(merged(default_config(), layer))
+
+
 @pytest.mark.parametrize(
     "path, value, message",
     [

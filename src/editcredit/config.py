@@ -34,10 +34,40 @@ def _with_defaults(validator_class):
     return jsonschema.validators.extend(validator_class, {"properties": set_defaults})
 
 
+#: The maps of named entries a config layer may remove from the layers below by setting the
+#: entry to null (Snakemake merges ``--configfile`` layers key by key, so a layer can add and
+#: change entries but not otherwise drop one): ``training: {plan: {B: null}}`` leaves arm B out.
+REMOVABLE_ENTRIES = (
+    ("models",),
+    ("suites",),
+    ("training", "plan"),
+    ("evaluation", "evalsets"),
+    ("stats", "comparisons"),
+)
+
+
+def remove_nulled_entries(config: dict[str, Any]) -> list[str]:
+    """Drop, in place, every entry of a :data:`REMOVABLE_ENTRIES` map whose value is null; the
+    dotted paths removed. A null anywhere else stays, and the schema rejects it by name."""
+    removed = []
+    for path in REMOVABLE_ENTRIES:
+        entries: Any = config
+        for key in path:
+            entries = entries.get(key) if isinstance(entries, dict) else None
+        if not isinstance(entries, dict):
+            continue
+        for name in [n for n, value in entries.items() if value is None]:
+            del entries[name]
+            removed.append(".".join([*path, str(name)]))
+    return removed
+
+
 def validate_config(
     config: dict[str, Any], schema_path: Path = DEFAULT_SCHEMA, source: str = "config"
 ) -> dict[str, Any]:
-    """Fill defaults in place and validate; raise ConfigError naming the offending field."""
+    """Drop the entries a layer set to null (:func:`remove_nulled_entries`), fill defaults in
+    place and validate; raise ConfigError naming the offending field."""
+    remove_nulled_entries(config)
     schema = yaml.safe_load(schema_path.read_text())
     validator = _with_defaults(jsonschema.Draft202012Validator)(schema)
     errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
