@@ -28,9 +28,17 @@ _TEXTS = [
 ]
 
 
-def write_stock_qwen2(out: Path, vocab_size: int = 600, seed: int = 0) -> Path:
+def write_stock_qwen2(
+    out: Path,
+    vocab_size: int = 600,
+    seed: int = 0,
+    texts: list[str] | None = None,
+    hidden_size: int = 32,
+    num_layers: int = 1,
+) -> Path:
     """Write the directory to ``out``: config.json, generation_config.json, model.safetensors,
-    tokenizer.json and a tokenizer_config.json of the stock Qwen2.5-Instruct shape."""
+    tokenizer.json and a tokenizer_config.json of the stock Qwen2.5-Instruct shape. ``texts``:
+    more text the tokenizer's merges are learned from."""
     import torch
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
@@ -49,7 +57,7 @@ def write_stock_qwen2(out: Path, vocab_size: int = 600, seed: int = 0) -> Path:
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
-    tok.train_from_iterator(_TEXTS * 10, trainer=trainer)
+    tok.train_from_iterator((_TEXTS + (texts or [])) * 10, trainer=trainer)
     tok.add_special_tokens(QWEN2_SPECIAL)  # appended after the vocabulary, as in Qwen2's
     tok.save(str(out / "tokenizer.json"))
     ids = {t: tok.token_to_id(t) for t in QWEN2_SPECIAL}
@@ -73,9 +81,9 @@ def write_stock_qwen2(out: Path, vocab_size: int = 600, seed: int = 0) -> Path:
     )
     config = Qwen2Config(
         vocab_size=tok.get_vocab_size(),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=1,
+        hidden_size=hidden_size,
+        intermediate_size=2 * hidden_size,
+        num_hidden_layers=num_layers,
         num_attention_heads=2,
         num_key_value_heads=1,
         max_position_embeddings=2048,
