@@ -62,6 +62,7 @@ def study(tmp_path_factory, image_suite):  # noqa: F811
     for name in FILES:
         src = Path(REPO, name)
         (shutil.copytree if src.is_dir() else shutil.copy)(src, root / name)
+    (root / "inputs").mkdir()
     jsonl = dataset_with_splits(image_suite.jsonl, root / "inputs" / "tasks.jsonl")
     train = [t for t in image_suite.tasks if SPLITS[t.repo.split("/")[1]] == "train"]
     layer = yaml.safe_load(LAYER.read_text())
