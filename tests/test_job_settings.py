@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+from dataclasses import dataclass
 
 import pytest
 from jobfactory import job_config, job_settings
@@ -14,6 +15,7 @@ from editcredit.config import ConfigError
 from editcredit.job_settings import (
     ControlReplaySettings,
     EvalModelSettings,
+    JobRecord,
     ProbeJobSettings,
     SegmentSettings,
 )
@@ -83,6 +85,31 @@ def test_the_segment_record_gives_the_workers_the_sections_as_configured():
     assert settings.ray.to_dict() == config["training"]["ray"]
     assert settings.health.to_dict() == config["training"]["health"]
     assert settings.grpo == config["training"]["grpo"]
+
+
+@dataclass(frozen=True)
+class _TwoHomes(JobRecord):
+    """``two_homes``: ``models`` is a key of ``evaluation`` and a top-level section too."""
+
+    SECTION = "evaluation"
+
+    models: list[str]
+
+
+@dataclass(frozen=True)
+class _NoHome(JobRecord):
+    """``no_home``: no section of the tree has a ``segment_steps`` at the top level."""
+
+    segment_steps: int
+
+
+@pytest.mark.parametrize(
+    ("record", "match"),
+    [(_TwoHomes, "_TwoHomes.models: 2 places"), (_NoHome, "_NoHome.segment_steps: 0 places")],
+)
+def test_a_record_field_must_name_exactly_one_place_in_the_tree(record, match):
+    with pytest.raises(TypeError, match=match):
+        job_settings(record)
 
 
 def test_a_bad_param_is_refused_naming_its_key():

@@ -12,8 +12,10 @@ identity; the sandbox's go to the sandbox pool).
 
 from __future__ import annotations
 
+import dataclasses
+import typing
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
 from editcredit.config import Section
 from editcredit.settings import (
@@ -31,10 +33,45 @@ from editcredit.settings import (
     Settings,
 )
 
+R = TypeVar("R", bound="JobRecord")
+
 
 @dataclass(frozen=True)
-class EvalRunSettings(Section):
+class JobRecord(Section):
+    """Base of a job's record: :meth:`from_settings` takes each field from the typed tree by its
+    name, as a key of the record's ``SECTION`` (``training``: ``segment_steps``, ``ray``) or else
+    as a whole top-level section (``agent``, ``grading``). A field that is itself a job record is
+    built from the tree the same way; a mapping is copied."""
+
+    #: The section of :class:`Settings` whose keys the fields may name (None: top level only).
+    SECTION: ClassVar[str | None] = None
+
+    @classmethod
+    def from_settings(cls: type[R], settings: Settings) -> R:
+        sources = [settings] if cls.SECTION is None else [getattr(settings, cls.SECTION), settings]
+        hints = typing.get_type_hints(cls)
+        values = {}
+        for field in dataclasses.fields(cls):
+            hint = hints[field.name]
+            if isinstance(hint, type) and issubclass(hint, JobRecord):
+                values[field.name] = hint.from_settings(settings)
+                continue
+            found = [s for s in sources if field.name in {f.name for f in dataclasses.fields(s)}]
+            if len(found) != 1:
+                raise TypeError(
+                    f"{cls.__name__}.{field.name}: {len(found)} places in the settings tree "
+                    f"(section {cls.SECTION!r}, top level) have that name; exactly one must"
+                )
+            value = getattr(found[0], field.name)
+            values[field.name] = dict(value) if isinstance(value, dict) else value
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class EvalRunSettings(JobRecord):
     """``evaluation`` keys one eval_model job reads (the plan carries models and eval sets)."""
+
+    SECTION = "evaluation"
 
     seed: int
     batch_size: int
@@ -44,7 +81,7 @@ class EvalRunSettings(Section):
 
 
 @dataclass(frozen=True)
-class EvalModelSettings(Section):
+class EvalModelSettings(JobRecord):
     """``eval_model``: what one model x eval set evaluation reads (METHOD §8)."""
 
     evaluation: EvalRunSettings
@@ -53,28 +90,13 @@ class EvalModelSettings(Section):
     sandbox: SandboxSettings
     generation: GeneratorSettings
 
-    @classmethod
-    def from_settings(cls, settings: Settings) -> EvalModelSettings:
-        ev = settings.evaluation
-        return cls(
-            evaluation=EvalRunSettings(
-                seed=ev.seed,
-                batch_size=ev.batch_size,
-                limits=ev.limits,
-                faults=ev.faults,
-                on_grader_change=ev.on_grader_change,
-            ),
-            agent=settings.agent,
-            grading=settings.grading,
-            sandbox=settings.sandbox,
-            generation=settings.generation,
-        )
-
 
 @dataclass(frozen=True)
-class SegmentSettings(Section):
+class SegmentSettings(JobRecord):
     """``train_segment``: what one segment of a GRPO run reads (``training`` keys flattened:
     the segment length, the GRPO settings, health, Ray, the quarantine)."""
+
+    SECTION = "training"
 
     segment_steps: int
     grpo: dict[str, Any]
@@ -87,26 +109,12 @@ class SegmentSettings(Section):
     generation: GeneratorSettings
     quarantine: dict[str, str] | None = None
 
-    @classmethod
-    def from_settings(cls, settings: Settings) -> SegmentSettings:
-        tr = settings.training
-        return cls(
-            segment_steps=tr.segment_steps,
-            grpo=dict(tr.grpo),
-            health=tr.health,
-            ray=tr.ray,
-            agent=settings.agent,
-            reward=settings.reward,
-            grading=settings.grading,
-            sandbox=settings.sandbox,
-            generation=settings.generation,
-            quarantine=tr.quarantine,
-        )
-
 
 @dataclass(frozen=True)
-class ControlReplaySettings(Section):
+class ControlReplaySettings(JobRecord):
     """``control_replay``: what the base policy's replay of a seed's draws reads."""
+
+    SECTION = "training"
 
     endpoint_step: int
     grpo: dict[str, Any]
@@ -118,24 +126,9 @@ class ControlReplaySettings(Section):
     generation: GeneratorSettings
     quarantine: dict[str, str] | None = None
 
-    @classmethod
-    def from_settings(cls, settings: Settings) -> ControlReplaySettings:
-        tr = settings.training
-        return cls(
-            endpoint_step=tr.endpoint_step,
-            grpo=dict(tr.grpo),
-            ray=tr.ray,
-            agent=settings.agent,
-            reward=settings.reward,
-            grading=settings.grading,
-            sandbox=settings.sandbox,
-            generation=settings.generation,
-            quarantine=tr.quarantine,
-        )
-
 
 @dataclass(frozen=True)
-class ProbeJobSettings(Section):
+class ProbeJobSettings(JobRecord):
     """``probe``: what the base-policy probe reads (its rollouts are graded: METHOD §3's
     utility weights come from ``grading``)."""
 
@@ -145,17 +138,6 @@ class ProbeJobSettings(Section):
     grading: GradingSettings
     sandbox: SandboxSettings
     generation: GeneratorSettings
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> ProbeJobSettings:
-        return cls(
-            probe=settings.probe,
-            agent=settings.agent,
-            reward=settings.reward,
-            grading=settings.grading,
-            sandbox=settings.sandbox,
-            generation=settings.generation,
-        )
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,12 @@
 """Planted policies for evaluation tests: a chat layout without a tokenizer and a scripted
-generator (the action of each turn is a function of the task's first observation)."""
+generator (the action of each turn is a function of the task's first observation); and the
+study they play: toy tasks, a fake model directory and a plan for model 'planted'."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
 
 from taskfactory import make_calc_task
 
@@ -99,3 +102,39 @@ def calc_tasks(n: int) -> list[Task]:
         )
         for i in range(n)
     ]
+
+
+def holdout(samples: int, max_tasks: int = 0) -> dict[str, Any]:
+    """An eval set of the toy suite's holdout split, ``samples`` per task."""
+    return {"suite": "toy", "splits": ["holdout"], "samples": samples, "max_tasks": max_tasks}
+
+
+def plan_planted(
+    tasks_path: Path,
+    model_dir: Path,
+    evalsets: Mapping[str, Any],
+    plan: str = "results/eval/plan.parquet",
+) -> None:
+    """Write the ``plan`` (and its .json summary beside it): model 'planted' on ``evalsets``."""
+    from editcredit.evaluation.job import plan_job
+
+    models = {"planted": {"dir": str(model_dir), "run": "", "step": 0, "diagnostic": False}}
+    summary = str(Path(plan).with_suffix(".json"))
+    plan_job([str(tasks_path)], models, evalsets, plan, summary, {"c": 1})
+
+
+def planted_study(
+    samples: int, tasks: int = 4, plan: str = "results/eval/plan.parquet"
+) -> tuple[Path, Path]:
+    """In the cwd: a frozen suite of ``tasks`` toy tasks, a fake model directory, a ``plan`` for
+    model 'planted' on eval set 'holdout' with ``samples`` per task."""
+    from editcredit.data.freeze import write_parquet
+
+    tasks_path = Path("data/frozen/toy/tasks.parquet")
+    tasks_path.parent.mkdir(parents=True)
+    write_parquet(calc_tasks(tasks), tasks_path)
+    model_dir = Path("models/planted")
+    model_dir.mkdir(parents=True)
+    (model_dir / "config.json").write_text("{}")
+    plan_planted(tasks_path, model_dir, {"holdout": holdout(samples)}, plan)
+    return tasks_path, model_dir

@@ -8,12 +8,11 @@ import json
 from pathlib import Path
 
 import pytest
-from evalfakes import FIX, FakeChat, ScriptedGenerator, calc_tasks
+from evalfakes import FIX, FakeChat, ScriptedGenerator, planted_study
 from jobfactory import eval_files, eval_settings
 from taskfactory import CONFIG
 
-from editcredit.data.freeze import write_parquet
-from editcredit.evaluation.job import eval_model_job, plan_job
+from editcredit.evaluation.job import eval_model_job
 from editcredit.protocol.budget import BudgetExceeded
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -36,16 +35,7 @@ def fix_and_submit(first: str, turn: int) -> str:
 @pytest.fixture
 def study(tmp_path, monkeypatch, docker_ready):
     monkeypatch.chdir(tmp_path)
-    tasks_path = Path("data/frozen/toy/tasks.parquet")
-    tasks_path.parent.mkdir(parents=True)
-    write_parquet(calc_tasks(4), tasks_path)
-    model_dir = Path("models/planted")
-    model_dir.mkdir(parents=True)
-    (model_dir / "config.json").write_text("{}")
-    models = {"planted": {"dir": str(model_dir), "run": "", "step": 0, "diagnostic": False}}
-    evalsets = {"holdout": {"suite": "toy", "splits": ["holdout"], "samples": 1, "max_tasks": 0}}
-    plan_job([str(tasks_path)], models, evalsets, "results/eval/plan.parquet", "x.json", {"c": 1})
-    return tasks_path, model_dir
+    return planted_study(samples=1)
 
 
 def evaluate(study, budget):

@@ -10,12 +10,11 @@ import uuid
 from pathlib import Path
 
 import pytest
-from evalfakes import FakeChat, ScriptedGenerator, by_task, calc_tasks
+from evalfakes import FakeChat, ScriptedGenerator, by_task, planted_study
 from jobfactory import eval_files, eval_settings
 from taskfactory import CONFIG
 
-from editcredit.data.freeze import write_parquet
-from editcredit.evaluation.job import eval_model_job, plan_job
+from editcredit.evaluation.job import eval_model_job
 from editcredit.evaluation.journal import JournalError, read_header
 
 
@@ -50,15 +49,7 @@ def slice_study(tmp_path, monkeypatch, docker_ready):
     from editcredit.sandbox.docker_backend import docker_client
 
     monkeypatch.chdir(tmp_path)
-    tasks_path = Path("data/frozen/toy/tasks.parquet")
-    tasks_path.parent.mkdir(parents=True)
-    write_parquet(calc_tasks(2), tasks_path)
-    model_dir = Path("models/planted")
-    model_dir.mkdir(parents=True)
-    (model_dir / "config.json").write_text("{}")
-    models = {"planted": {"dir": str(model_dir), "run": "", "step": 0, "diagnostic": False}}
-    evalsets = {"holdout": {"suite": "toy", "splits": ["holdout"], "samples": 2, "max_tasks": 0}}
-    plan_job([str(tasks_path)], models, evalsets, "plan.parquet", "plan.json", {"c": 1})
+    tasks_path, model_dir = planted_study(samples=2, tasks=2, plan="plan.parquet")
     client = docker_client()
     tag = f"editcredit-test-grader:{uuid.uuid4().hex[:12]}"
     built: list[str] = []

@@ -8,12 +8,19 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from evalfakes import FakeChat, ScriptedGenerator, by_task, calc_tasks, submit_only
+from evalfakes import (
+    FakeChat,
+    ScriptedGenerator,
+    by_task,
+    holdout,
+    plan_planted,
+    planted_study,
+    submit_only,
+)
 from jobfactory import eval_files, eval_settings
 
 from editcredit.audit.provenance import read_provenance
-from editcredit.data.freeze import write_parquet
-from editcredit.evaluation.job import eval_model_job, plan_job, scores_job
+from editcredit.evaluation.job import eval_model_job, scores_job
 from editcredit.evaluation.ledger import INFRA_AFTER_PATCH, INFRA_BEFORE_PATCH, UNRESOLVED_VERDICT
 from editcredit.evaluation.sandboxes import CountingSandbox
 
@@ -32,23 +39,7 @@ def eval_cfg(**faults):
 def study(tmp_path, monkeypatch):
     """A frozen suite of 4 toy tasks, a fake model directory, a plan for model 'planted'."""
     monkeypatch.chdir(tmp_path)
-    tasks_path = Path("data/frozen/toy/tasks.parquet")
-    tasks_path.parent.mkdir(parents=True)
-    write_parquet(calc_tasks(4), tasks_path)
-    model_dir = Path("models/planted")
-    model_dir.mkdir(parents=True)
-    (model_dir / "config.json").write_text("{}")
-    models = {"planted": {"dir": str(model_dir), "run": "", "step": 0, "diagnostic": False}}
-    evalsets = {"holdout": {"suite": "toy", "splits": ["holdout"], "samples": 3, "max_tasks": 0}}
-    plan_job(
-        [str(tasks_path)],
-        models,
-        evalsets,
-        "results/eval/plan.parquet",
-        "results/eval/plan.json",
-        {"c": 1},
-    )
-    return tasks_path, model_dir
+    return planted_study(samples=3)
 
 
 def run_job(study, script, make_sandbox, cfg, storage=None):
@@ -184,19 +175,7 @@ def test_a_changed_plan_is_a_new_version_and_keeps_the_attempts_of_unchanged_sli
     assert read_provenance("results/eval/plan.parquet")["inputs"] == first["provenance"]["inputs"]
     out, summary, _, _ = run_job(study, submit_only, lambda: None, eval_cfg())
     # add a second eval set: a new plan version; the holdout slice and its journal are unchanged
-    models = {"planted": {"dir": str(model_dir), "run": "", "step": 0, "diagnostic": False}}
-    evalsets = {
-        "holdout": {"suite": "toy", "splits": ["holdout"], "samples": 3, "max_tasks": 0},
-        "broad": {"suite": "toy", "splits": ["holdout"], "samples": 1, "max_tasks": 2},
-    }
-    plan_job(
-        [str(tasks_path)],
-        models,
-        evalsets,
-        "results/eval/plan.parquet",
-        "results/eval/plan.json",
-        {"c": 1},
-    )
+    plan_planted(tasks_path, model_dir, {"holdout": holdout(3), "broad": holdout(1, max_tasks=2)})
     second = json.loads(Path("results/eval/plan.json").read_text())
     assert second["version"] == 2 and second["slots"] == 14
     assert [v["version"] for v in second["versions"]] == [1, 2]

@@ -1,9 +1,10 @@
-"""Fixtures shared by the training tests: one imperfect toy policy per session."""
+"""Fixtures shared by the training tests: one imperfect toy policy per session; a toy base
+policy and the toy tasks frozen as a suite file, per module (a test module may define its own)."""
 
 from __future__ import annotations
 
 import pytest
-from policyfactory import train_toy_policy
+from policyfactory import toy_tasks, train_toy_policy
 from taskfactory import CONFIG
 
 
@@ -20,3 +21,19 @@ def half_policy(tmp_path_factory, docker_ready):
         )
     finally:
         box.close()
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory, docker_sandbox):
+    """A toy base policy trained in the docker sandbox."""
+    return train_toy_policy(tmp_path_factory.mktemp("base") / "model", docker_sandbox)
+
+
+@pytest.fixture(scope="module")
+def tasks_file(tmp_path_factory):
+    """The toy tasks frozen as a suite's tasks.parquet."""
+    from editcredit.data.freeze import write_parquet
+
+    path = tmp_path_factory.mktemp("suite") / "tasks.parquet"
+    write_parquet(toy_tasks(), path)
+    return path

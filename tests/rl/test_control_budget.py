@@ -9,25 +9,10 @@ from pathlib import Path
 
 import pytest
 from jobfactory import NO_RAY, run_control_replay
-from policyfactory import toy_tasks, train_toy_policy
 
 from editcredit.protocol.budget import BudgetExceeded
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
-
-
-@pytest.fixture(scope="module")
-def base(tmp_path_factory, docker_sandbox):
-    return train_toy_policy(tmp_path_factory.mktemp("base") / "model", docker_sandbox)
-
-
-@pytest.fixture(scope="module")
-def tasks_file(tmp_path_factory):
-    from editcredit.data.freeze import write_parquet
-
-    path = tmp_path_factory.mktemp("suite") / "tasks.parquet"
-    write_parquet(toy_tasks(), path)
-    return path
 
 
 def _replay(base, tasks_file, out, budget):

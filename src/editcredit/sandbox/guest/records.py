@@ -4,7 +4,9 @@ Standard library only (mounted into the sandbox; never imports editcredit). Ever
 JSON line carrying the run's nonce, written straight to the runner's pipe; the writer is a
 closure over its descriptor and encoder (no attribute or global lookup the tests could swap).
 A test's outcome is written as the same ``phase`` records the pytest observer writes
-(``setup``/``call``/``teardown``), so the host reads one format whatever the runner.
+(``setup``/``call``/``teardown``), so the host reads one format whatever the runner. A finding
+of tampering is written once (:func:`tampering`). The hooks see a runner's reports through a
+:class:`Tap` of its result (unittest) or reporter (SymPy).
 """
 
 import json
@@ -51,3 +53,29 @@ def error_message(err) -> str:
     except Exception:  # noqa: BLE001 - a test's exception may not even print
         text = "<unprintable>"
     return f"{getattr(err[0], '__name__', '?')}: {text}"[:MESSAGE_LIMIT]
+
+
+def tampering(emit, seen: set, found: "list[str]") -> "list[str]":
+    """Write one ``tampering`` record of the findings not in ``seen`` (then added to it);
+    return ``found``."""
+    new = [f for f in found if f not in seen]
+    if new:
+        seen.update(new)
+        emit({"event": "tampering", "what": new})
+    return found
+
+
+class Tap:
+    """A proxy of a runner's result or reporter: attributes are read and set on the inner object;
+    a hook's subclass records each report before it forwards it."""
+
+    __slots__ = ("_inner",)
+
+    def __init__(self, inner) -> None:
+        object.__setattr__(self, "_inner", inner)
+
+    def __getattr__(self, name):
+        return getattr(object.__getattribute__(self, "_inner"), name)
+
+    def __setattr__(self, name, value) -> None:
+        setattr(object.__getattribute__(self, "_inner"), name, value)

@@ -39,11 +39,7 @@ def install(emit, sentinel_path: str = "", patched: "frozenset[str]" = frozenset
 
     def check() -> "list[str]":
         found = machinery.changes(guarded, own) + machinery.tracing(patched)
-        new = [f for f in found if f not in state["seen"]]
-        if new:
-            state["seen"].update(new)
-            emit({"event": "tampering", "what": new})
-        return found
+        return records.tampering(emit, state["seen"], found)
 
     def start(f) -> None:
         finish_open()
@@ -54,10 +50,7 @@ def install(emit, sentinel_path: str = "", patched: "frozenset[str]" = frozenset
         code = getattr(f, "__code__", None)
         filename = getattr(code, "co_filename", "") or ""
         if filename and os.path.realpath(filename) in patched:
-            found = f"test item {name}: code from {filename}"
-            if found not in state["seen"]:
-                state["seen"].add(found)
-                emit({"event": "tampering", "what": [found]})
+            records.tampering(emit, state["seen"], [f"test item {name}: code from {filename}"])
 
     def outcome(when: str, result: str, message: str = "", **flags) -> None:
         cur = state["test"]
@@ -80,19 +73,10 @@ def install(emit, sentinel_path: str = "", patched: "frozenset[str]" = frozenset
             state["test"] = None
             emit(records.phase(cur[0], "setup", "passed"))
 
-    class Tap:
+    class Tap(records.Tap):
         """SymPy's reporter, with every per-test report recorded first."""
 
-        __slots__ = ("_inner",)
-
-        def __init__(self, inner) -> None:
-            object.__setattr__(self, "_inner", inner)
-
-        def __getattr__(self, name):
-            return getattr(object.__getattribute__(self, "_inner"), name)
-
-        def __setattr__(self, name, value) -> None:
-            setattr(object.__getattribute__(self, "_inner"), name, value)
+        __slots__ = ()
 
         def entering_filename(self, filename, *args, **kwargs):
             finish_open()

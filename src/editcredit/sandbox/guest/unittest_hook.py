@@ -202,11 +202,7 @@ def install(emit, sentinel_path: str = "", patched: "frozenset[str]" = frozenset
 
     def check() -> "list[str]":
         found = machinery.changes(guarded, own) + machinery.tracing(patched)
-        new = [f for f in found if f not in state["seen"]]
-        if new:
-            state["seen"].update(new)
-            emit({"event": "tampering", "what": new})
-        return found
+        return records.tampering(emit, state["seen"], found)
 
     def foreign(test, nodeid: str) -> None:
         found = []
@@ -220,10 +216,7 @@ def install(emit, sentinel_path: str = "", patched: "frozenset[str]" = frozenset
             found.append(f"test item {nodeid}: code from {filename}")
         if name and name in getattr(test, "__dict__", {}):
             found.append(f"test item {nodeid}: own {name}")
-        new = [f for f in found if f not in state["seen"]]
-        if new:
-            state["seen"].update(new)
-            emit({"event": "tampering", "what": new})
+        records.tampering(emit, state["seen"], found)
 
     def begin(test) -> None:
         nodeid = test_id(test)
@@ -300,19 +293,10 @@ def install(emit, sentinel_path: str = "", patched: "frozenset[str]" = frozenset
         emit(records.phase(nodeid, "setup", outcome, message))
         emit(records.phase(nodeid, "teardown", "passed"))
 
-    class Tap:
+    class Tap(records.Tap):
         """The runner's result, with every report recorded first."""
 
-        __slots__ = ("_inner",)
-
-        def __init__(self, inner) -> None:
-            object.__setattr__(self, "_inner", inner)
-
-        def __getattr__(self, name):
-            return getattr(object.__getattribute__(self, "_inner"), name)
-
-        def __setattr__(self, name, value) -> None:
-            setattr(object.__getattribute__(self, "_inner"), name, value)
+        __slots__ = ()
 
         def __delattr__(self, name) -> None:
             delattr(object.__getattribute__(self, "_inner"), name)
