@@ -193,8 +193,15 @@ def _start(root: Path, env: dict, *args: str, name: str) -> tuple[subprocess.Pop
             stdout=fh,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            preexec_fn=_default_sigint,
         )
     return proc, out
+
+
+def _default_sigint() -> None:
+    """Snakemake, like a user's shell's, takes Ctrl-C: a test session started in the background
+    (``cmd &`` in a non-interactive shell) ignores SIGINT, and its children inherit that."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _running_job(env: dict, rule: str, proc: subprocess.Popen, out: Path) -> str:
