@@ -84,6 +84,26 @@ def test_every_schema_key_is_documented():
     assert undocumented_keys(SCHEMA) == []
 
 
+def empty_entries(node: Any, path: str = "") -> list[str]:
+    """Paths of mapping entries whose value is null: in a schema, a flow mapping whose unquoted
+    description holds a comma leaves the text after it as a stray key of this kind."""
+    found = []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            where = f"{path}.{key}" if path else str(key)
+            found += [where] if value is None else empty_entries(value, where)
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            found += empty_entries(value, f"{path}[{i}]")
+    return found
+
+
+def test_no_schema_text_is_cut_into_a_stray_key():
+    assert empty_entries(SCHEMA) == []
+    cut = yaml.safe_load("x: {type: string, description: For 'a', the rest.}")
+    assert empty_entries(cut) == ["x.the rest."]
+
+
 def test_a_planted_undocumented_key_is_found():
     schema = copy.deepcopy(SCHEMA)
     schema["properties"]["training"]["properties"]["grpo"]["properties"]["new_knob"] = {
