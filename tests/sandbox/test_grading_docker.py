@@ -103,7 +103,7 @@ def test_infinite_loop_is_a_valid_0_with_a_timeout_and_leaves_no_container(box):
         {"calc.py": CALC_BUG.replace("return a - b", "while True:\n        pass")},
     )
     box.limit_settings = LimitSettings(floor_s=1.0, collect_floor_s=3.0)
-    before = count_sandbox_containers()
+    before = count_sandbox_containers(own=True)
     start = time.monotonic()
     report = grade_patch(task, loop, box, *WEIGHTS)
     elapsed = time.monotonic() - start
@@ -115,7 +115,7 @@ def test_infinite_loop_is_a_valid_0_with_a_timeout_and_leaves_no_container(box):
     # the sandbox is still usable afterwards
     assert grade_patch(task, task.patch, box, *WEIGHTS).resolved == 1
     box.close()
-    assert count_sandbox_containers() <= before - (1 if box.mode == "warm" else 0)
+    assert count_sandbox_containers(own=True) <= before - (1 if box.mode == "warm" else 0)
 
 
 def test_a_loop_is_the_patchs_failure_even_past_the_runs_own_limit(docker_sandbox):
@@ -166,8 +166,8 @@ def test_fork_bomb_and_network_are_contained(docker_sandbox, calc_task):
 
 
 def test_containers_are_removed_on_close(docker_ready, calc_task):
-    before = count_sandbox_containers()
+    before = count_sandbox_containers(own=True)
     with make_sandbox("docker", CONFIG["sandbox"]) as sandbox:
-        assert count_sandbox_containers() == before + 1
+        assert count_sandbox_containers(own=True) == before + 1
         grade_patch(calc_task, calc_task.patch, sandbox, *WEIGHTS)
-    assert count_sandbox_containers() == before
+    assert count_sandbox_containers(own=True) == before

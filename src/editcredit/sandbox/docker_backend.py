@@ -315,7 +315,8 @@ def _cleanup(client, container_ids: list[str], spool: Path) -> None:
     shutil.rmtree(spool, ignore_errors=True)
 
 
-def count_sandbox_containers() -> int:
-    """Containers (running or not) that carry the sandbox label."""
-    client = docker_client()
-    return len(list_labelled(client, [LABEL]))
+def count_sandbox_containers(own: bool = False) -> int:
+    """Containers (running or not) that carry the sandbox label; with ``own``, only those this
+    process started (another job's on the same daemon come and go meanwhile)."""
+    labels = [f"{k}={v}" for k, v in owned_labels(LABEL).items()] if own else [LABEL]
+    return len(list_labelled(docker_client(), labels))
