@@ -1,5 +1,4 @@
-"""The real study's path, run for real on this machine through Snakemake (issue: the real path
-end to end).
+"""The real study's path, end to end, run for real on this machine through Snakemake.
 
 ``--configfile config/presets/full-study.yaml config/presets/real-study.yaml`` and one small
 test layer (``real_study_layer.yaml``: paths, sizes, ``generation.backend: transformers``) build
