@@ -29,6 +29,36 @@ from editcredit.policy.generator_factory import load_generator  # noqa: E402
 from editcredit.sandbox.pool import SandboxPool  # noqa: E402
 
 
+def train_dev_figures(
+    model_dir: str, cfg: dict, train_tasks: int, samples: int, dev_samples: int, threads: int
+) -> dict:
+    """The probe's figures of ``model_dir`` on the first ``train_tasks`` train tasks by id
+    (``samples`` each) and every dev task (``dev_samples`` each), graded in the configured
+    sandbox; no holdout figure."""
+    import torch
+
+    torch.set_num_threads(threads)
+    suite = cfg["models"]["tiny"]["suite"]
+    tasks = load_tasks(HERE.parent / "data" / "frozen" / suite / "tasks.parquet")
+    train = sorted((t for t in tasks if t.split == "train"), key=lambda t: t.instance_id)
+    train = train[:train_tasks]
+    dev = [t for t in tasks if t.split == "dev"]
+    generator, chat = load_generator(model_dir, torch.device("cpu"), cfg["generation"])
+    rollout = RolloutConfig.from_agent(cfg["agent"])
+    seed, workers = int(cfg["probe"]["seed"]), int(cfg["sandbox"]["workers"])
+    start = time.monotonic()
+    with SandboxPool(cfg["sandbox"]["backend"], cfg["sandbox"], workers) as pool:
+        common = (pool, generator, chat, rollout, environment_factory(cfg["agent"], cfg["sandbox"]))
+        rest = (cfg["reward"], cfg["grading"], workers)
+        train_rows = rollout_and_grade(train, samples, "probe-train", *common, seed, *rest)
+        dev_rows = rollout_and_grade(dev, dev_samples, "probe-dev", *common, seed + 2, *rest)
+    figures = probe_figures(train_rows, [], dev_rows)
+    for key in ("holdout_pass_at_1", "holdout_groups", "holdout_share_groups_with_reward_variance"):
+        figures.pop(key, None)
+    figures["seconds"] = round(time.monotonic() - start, 1)
+    return figures
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("model_dir")
@@ -38,44 +68,10 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2, help="torch threads of generation")
     ap.add_argument("--out", default=str(HERE / "out" / "probe_train_dev.json"))
     args = ap.parse_args()
-    import torch
-
-    torch.set_num_threads(args.threads)
     cfg = load_config(str(HERE.parent / "config" / "config.yaml"))
-    suite = cfg["models"]["tiny"]["suite"]
-    tasks = load_tasks(HERE.parent / "data" / "frozen" / suite / "tasks.parquet")
-    train = sorted((t for t in tasks if t.split == "train"), key=lambda t: t.instance_id)
-    train = train[: args.train_tasks]
-    dev = [t for t in tasks if t.split == "dev"]
-    generator, chat = load_generator(args.model_dir, torch.device("cpu"), cfg["generation"])
-    rollout = RolloutConfig.from_agent(cfg["agent"])
-    seed, workers = int(cfg["probe"]["seed"]), int(cfg["sandbox"]["workers"])
-    start = time.monotonic()
-    with SandboxPool(cfg["sandbox"]["backend"], cfg["sandbox"], workers) as pool:
-        common = (pool, generator, chat, rollout, environment_factory(cfg["agent"], cfg["sandbox"]))
-        train_rows = rollout_and_grade(
-            train,
-            args.samples,
-            "probe-train",
-            *common,
-            seed,
-            cfg["reward"],
-            cfg["grading"],
-            workers,
-        )
-        dev_rows = rollout_and_grade(
-            dev,
-            args.dev_samples,
-            "probe-dev",
-            *common,
-            seed + 2,
-            cfg["reward"],
-            cfg["grading"],
-            workers,
-        )
-    figures = probe_figures(train_rows, [], dev_rows)
-    figures.pop("holdout_pass_at_1")
-    figures["seconds"] = round(time.monotonic() - start, 1)
+    figures = train_dev_figures(
+        args.model_dir, cfg, args.train_tasks, args.samples, args.dev_samples, args.threads
+    )
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(figures, indent=1) + "\n")
     print(json.dumps(figures, indent=1))
