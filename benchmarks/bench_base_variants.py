@@ -44,6 +44,8 @@ from editcredit.policy.devices import bind_gpus  # noqa: E402
 from editcredit.sandbox.pool import SandboxPool  # noqa: E402
 
 ROOT = HERE.parent
+#: Keys of ``models.tiny.experts`` that act at the fit (policy.base_training), not on the corpus.
+FIT_EXPERT_KEYS = ("rename_copies", "rename_prob", "rename_locals")
 FIGURES = (
     "train_pass_at_1",
     "dev_pass_at_1",
@@ -79,10 +81,12 @@ def suite_paths(config: dict) -> tuple[Path, Path]:
 
 def corpus_key(config: dict, tasks_sha256: str) -> str:
     """The settings an expert corpus depends on: the experts, the model's seed, the agent, the
-    sandbox backend and the frozen suite's bytes (``tasks_sha256``); not the fit's settings."""
+    sandbox backend and the frozen suite's bytes (``tasks_sha256``); not the fit's settings
+    (the renames are applied to the corpus when the base is fitted)."""
     model = config["models"]["tiny"]
+    experts = {k: v for k, v in model["experts"].items() if k not in FIT_EXPERT_KEYS}
     facts = {
-        "experts": model["experts"],
+        "experts": experts,
         "seed": model["seed"],
         "agent": config["agent"],
         "backend": config["sandbox"]["backend"],

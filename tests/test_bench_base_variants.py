@@ -38,6 +38,8 @@ def test_an_override_without_a_value_is_refused_naming_it():
         ("models.tiny.sft.max_steps=4000", True),
         ("models.tiny.architecture.num_layers=4", True),
         ("models.tiny.tokenizer_vocab=1024", True),
+        ("models.tiny.experts.rename_prob=1.0", True),
+        ("models.tiny.experts.rename_locals=true", True),
         ("models.tiny.experts.kind=search", False),
         ("models.tiny.experts.episodes_per_task=3", False),
         ("models.tiny.seed=7", False),
