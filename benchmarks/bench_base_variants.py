@@ -36,12 +36,11 @@ sys.path.insert(0, str(HERE))  # the sibling benchmarks, also when imported
 from bench_learning import set_value  # noqa: E402
 from probe_train_dev import train_dev_figures  # noqa: E402
 
-from editcredit.agent.expert_corpus import expert_corpus, expert_environment  # noqa: E402
+from editcredit.agent.base_job import play_expert_corpus  # noqa: E402
 from editcredit.config import load_config  # noqa: E402
 from editcredit.policy.base_job import training_tasks  # noqa: E402
 from editcredit.policy.base_training import fit_base_model  # noqa: E402
 from editcredit.policy.devices import bind_gpus  # noqa: E402
-from editcredit.sandbox.pool import SandboxPool  # noqa: E402
 
 ROOT = HERE.parent
 #: Keys of ``models.tiny.experts`` that act at the fit (policy.base_training), not on the corpus.
@@ -106,19 +105,10 @@ def expert_episodes(config: dict, out: Path) -> dict:
         return json.loads(path.read_text())
     tasks_path, controls_path = suite_paths(config)
     tasks = training_tasks(str(tasks_path), str(controls_path))
-    model, sandbox = config["models"]["tiny"], config["sandbox"]
-    workers = int(sandbox["workers"])
     start = time.monotonic()
-    with SandboxPool(sandbox["backend"], sandbox, workers) as pool:
-        make_env = expert_environment(config["agent"], sandbox)
-        corpus, names = expert_corpus(
-            tasks,
-            pool,
-            {**model["experts"], "seed": model["seed"]},
-            make_env,
-            int(config["agent"]["max_turns"]),
-            workers,
-        )
+    corpus, names = play_expert_corpus(
+        tasks, config["models"]["tiny"], config["agent"], config["sandbox"]
+    )
     record = {"corpus": corpus, "names": names, "tasks": len(tasks)}
     record["seconds"] = round(time.monotonic() - start, 1)
     partial = path.with_suffix(".partial")

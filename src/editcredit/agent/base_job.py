@@ -17,6 +17,23 @@ from editcredit.protocol.budget import job_guard, write_spend_record
 from editcredit.sandbox.pool import SandboxPool
 
 
+def play_expert_corpus(
+    tasks: list,
+    model_cfg: dict[str, Any],
+    agent_cfg: dict[str, Any],
+    sandbox_cfg: dict[str, Any],
+    guard=None,
+) -> tuple[list[tuple[list[str], list[str]]], list[list[str]]]:
+    """The model's experts played on ``tasks`` in a sandbox pool of the configured backend:
+    the episodes and each episode's seed-function identifiers."""
+    workers = int(sandbox_cfg["workers"])
+    experts = {**model_cfg["experts"], "seed": model_cfg["seed"]}
+    with SandboxPool(sandbox_cfg["backend"], sandbox_cfg, workers) as pool:  # experts only
+        make_env = expert_environment(agent_cfg, sandbox_cfg)
+        turns = int(agent_cfg["max_turns"])
+        return expert_corpus(tasks, pool, experts, make_env, turns, workers, guard)
+
+
 def base_model_job(
     model_cfg: dict[str, Any],
     agent_cfg: dict[str, Any],
@@ -43,13 +60,8 @@ def base_model_job(
     extra = [t for p in corpus_paths or [] for t in training_tasks(p, None)]
     print(f"training the base policy on {len(tasks)} train tasks + {len(extra)} corpus tasks")
     tasks += extra
-    workers = int(sandbox_cfg["workers"])
     start = time.monotonic()
-    experts = {**model_cfg["experts"], "seed": model_cfg["seed"]}
-    with SandboxPool(sandbox_cfg["backend"], sandbox_cfg, workers) as pool:  # experts only
-        make_env = expert_environment(agent_cfg, sandbox_cfg)
-        turns = int(agent_cfg["max_turns"])
-        corpus, names = expert_corpus(tasks, pool, experts, make_env, turns, workers, guard)
+    corpus, names = play_expert_corpus(tasks, model_cfg, agent_cfg, sandbox_cfg, guard)
     seconds = time.monotonic() - start
     stats = fit_base_model(corpus, names, model_cfg, out, device, len(tasks), seconds, guard)
     print(json.dumps(stats, indent=1))
