@@ -7,7 +7,9 @@ import random
 
 import pytest
 
-from editcredit.rl.advantages import group_advantages, token_advantages
+import numpy as np
+
+from editcredit.rl.advantages import group_advantages, token_advantages, weigh_negative
 
 S3 = math.sqrt(3.0)
 
@@ -113,3 +115,23 @@ def test_token_advantages(seq_adv, n, expected):
 def test_token_advantages_rejects_negative_length():
     with pytest.raises(ValueError, match="n_tokens"):
         token_advantages(1.0, -1)
+
+
+# (weight, token advantages, expected): negatives scaled, positives and zeros untouched
+WEIGHTS = [
+    (1.0, [0.5, -0.5, 0.0, -0.25], [0.5, -0.5, 0.0, -0.25]),
+    (0.0, [0.5, -0.5, 0.0, -0.25], [0.5, 0.0, 0.0, 0.0]),
+    (0.25, [0.5, -0.5, 0.0, -0.25], [0.5, -0.125, 0.0, -0.0625]),
+    (0.5, [], []),
+]
+
+
+@pytest.mark.parametrize(("weight", "adv", "expected"), WEIGHTS)
+def test_weigh_negative_table(weight, adv, expected):
+    assert weigh_negative(np.array(adv), weight).tolist() == expected
+
+
+@pytest.mark.parametrize("weight", [-0.1, 1.01, math.nan])
+def test_weigh_negative_rejects_weights_outside_0_1(weight):
+    with pytest.raises(ValueError, match="negative advantage weight"):
+        weigh_negative(np.array([1.0]), weight)

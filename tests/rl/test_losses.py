@@ -305,6 +305,8 @@ def test_every_arm_is_accepted(arm):
         ({"dppo_delta": 0.0}, "dppo_delta: must be > 0"),
         ({"query_rate": 1.5}, r"query_rate: must be in \[0, 1\]"),
         ({"credit_lambda": -0.1}, "credit_lambda: must be >= 0"),
+        ({"negative_weight": 1.5}, r"negative_weight: must be in \[0, 1\]"),
+        ({"negative_weight": -0.1}, r"negative_weight: must be in \[0, 1\]"),
     ],
 )
 def test_from_dict_errors_name_the_field(d, message):

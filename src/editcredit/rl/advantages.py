@@ -1,9 +1,12 @@
-"""GRPO group advantages (METHOD §4): reward minus the group mean, optional std division."""
+"""GRPO group advantages (METHOD §4): reward minus the group mean, optional std division, and
+the weight the loss gives negative token advantages."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+
+import numpy as np
 
 
 def group_advantages(
@@ -52,3 +55,15 @@ def token_advantages(seq_adv: float, n_tokens: int) -> list[float]:
     if n_tokens < 0:
         raise ValueError(f"n_tokens must be >= 0, got {n_tokens}")
     return [float(seq_adv)] * n_tokens
+
+
+def weigh_negative(advantages: np.ndarray, weight: float) -> np.ndarray:
+    """Token advantages with every negative entry multiplied by ``weight`` (in [0, 1]); positive
+    and zero entries unchanged. 1 is plain GRPO; 0 learns from what went better than its group
+    only. A failure's sampled tokens are unlikely ones, whose log-probability gradient is of
+    order |A| per token, while a success's likely tokens have almost none: at full weight the
+    push-down dominates a step and drags the tokens both share (docs/training.md)."""
+    if not 0.0 <= weight <= 1.0:
+        raise ValueError(f"negative advantage weight must be in [0, 1], got {weight}")
+    advantages = np.asarray(advantages, dtype=np.float64)
+    return np.where(advantages < 0, advantages * weight, advantages)

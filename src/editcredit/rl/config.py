@@ -35,6 +35,9 @@ class TrainConfig:
     """How per-token losses become one scalar: prompt_mean, token_mean or sequence_mean."""
     policy_loss: str
     """Name of the policy loss in `editcredit.rl.losses.POLICY_LOSSES`."""
+    negative_weight: float
+    """Weight of negative token advantages in the loss, in [0, 1] (1: plain GRPO; the credit
+    records keep the unweighted values)."""
     ppo_clip: float
     """PPO ratio clipping epsilon: the ratio is clipped to [1 - eps, 1 + eps]."""
     dppo_delta: float
@@ -85,6 +88,7 @@ class TrainConfig:
             _check(name, getattr(self, name) > 0, "must be > 0")
         _check("credit_lambda", self.credit_lambda >= 0, "must be >= 0")
         _check("query_rate", 0.0 <= self.query_rate <= 1.0, "must be in [0, 1]")
+        _check("negative_weight", 0.0 <= self.negative_weight <= 1.0, "must be in [0, 1]")
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> TrainConfig:

@@ -26,6 +26,7 @@ import torch
 from editcredit.data.task import Task
 from editcredit.policy.model import enable_activation_checkpointing
 from editcredit.protocol.budget import BudgetGuard, split_ledger
+from editcredit.rl.advantages import weigh_negative
 from editcredit.rl.checkpoint import load_state, save_segment
 from editcredit.rl.config import TrainConfig
 from editcredit.rl.credit import ARM_QUERIES_CF
@@ -209,7 +210,9 @@ def start_trainer(
 def policy_update(trainer: Trainer, rows, credit, cfg: TrainConfig) -> dict[str, Any]:
     """The optimiser step(s) of one step on its rollouts and their credited advantages."""
     sequences = [
-        UpdateSequence(r["token_ids"], r["logprobs"], v, a, r["instance_id"])
+        UpdateSequence(
+            r["token_ids"], r["logprobs"], v, weigh_negative(a, cfg.negative_weight), r["instance_id"]
+        )
         for r, v, a in zip(rows, credit.valid, credit.advantages, strict=True)
     ]
     return step_update(
