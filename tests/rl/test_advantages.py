@@ -5,9 +5,8 @@ from __future__ import annotations
 import math
 import random
 
-import pytest
-
 import numpy as np
+import pytest
 
 from editcredit.rl.advantages import group_advantages, token_advantages, weigh_negative
 

@@ -209,10 +209,9 @@ def start_trainer(
 
 def policy_update(trainer: Trainer, rows, credit, cfg: TrainConfig) -> dict[str, Any]:
     """The optimiser step(s) of one step on its rollouts and their credited advantages."""
+    weigh = cfg.negative_weight
     sequences = [
-        UpdateSequence(
-            r["token_ids"], r["logprobs"], v, weigh_negative(a, cfg.negative_weight), r["instance_id"]
-        )
+        UpdateSequence(r["token_ids"], r["logprobs"], v, weigh_negative(a, weigh), r["instance_id"])
         for r, v, a in zip(rows, credit.valid, credit.advantages, strict=True)
     ]
     return step_update(
