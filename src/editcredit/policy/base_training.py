@@ -21,6 +21,7 @@ from editcredit.audit.hashing import sha256_text
 from editcredit.audit.identity import write_identity
 from editcredit.data.procedural import synthetic_name
 from editcredit.policy.chat import ChatTemplate
+from editcredit.policy.copy_drill import copy_drills
 from editcredit.policy.model import new_model, tiny_config
 from editcredit.policy.sft import SFTConfig, chat_example, train_sft
 from editcredit.policy.tokenizer import train_tokenizer
@@ -110,7 +111,19 @@ def fit_base_model(
         int(cfg["seed"]),
     )
     sft = SFTConfig(**{**cfg["sft"], "seed": int(cfg["seed"])})
-    stats = train_sft(model, examples, chat.pad, sft, device, budget)
+    drills = None
+    if sft.copy_steps or sft.copy_rows:
+        newline = chat.encode_text("\n")
+        count = sft.copy_steps * sft.batch_size + sft.max_steps * sft.copy_rows
+        drills = copy_drills(
+            [o for obs, _ in corpus for o in obs],
+            chat.encode_text,
+            chat.end_of_turn,
+            newline[0],
+            count,
+            int(cfg["seed"]),
+        )
+    stats = train_sft(model, examples, chat.pad, sft, device, budget, drills)
     model.to("cpu")
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(str(out_dir), safe_serialization=True)

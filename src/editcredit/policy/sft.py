@@ -35,6 +35,11 @@ class SFTConfig:
     length_grouping: int = 16
     """Batches are drawn from pools of this many batches sorted by length (less padding, so
     more steps per second); 1 draws plain shuffled batches."""
+    copy_steps: int = 0
+    """Steps of copy drills alone before the episodes' ``max_steps`` (policy.copy_drill);
+    the learning-rate schedule spans both."""
+    copy_rows: int = 0
+    """Copy drills added to each batch of episodes."""
     seed: int = 0
 
 
@@ -114,8 +119,11 @@ def train_sft(
     cfg: SFTConfig,
     device: torch.device,
     budget: BudgetGuard | None = None,
+    drills: list[tuple[list[int], list[int]]] | None = None,
 ) -> dict[str, float]:
-    """Train in place for exactly ``cfg.max_steps`` steps; returns the final loss and counts.
+    """Train in place for exactly ``cfg.copy_steps + cfg.max_steps`` steps: the first
+    ``copy_steps`` on batches of ``drills`` alone, the others on batches of ``examples`` with
+    ``cfg.copy_rows`` drills each (drawn in turn); returns the final loss and counts.
 
     Deterministic on CPU: the same examples and config give the same parameters bytes,
     whatever the machine's load (no wall-clock budget decides anything). With a ``budget``,
@@ -132,23 +140,30 @@ def train_sft(
     )
 
     start = time.monotonic()
+    total = cfg.copy_steps + cfg.max_steps
+    if (cfg.copy_steps or cfg.copy_rows) and not drills:
+        raise ValueError("SFTConfig: copy_steps or copy_rows ask for copy drills; none given")
     sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda step: lr_factor(step, cfg.warmup_steps, cfg.max_steps)
+        opt, lambda step: lr_factor(step, cfg.warmup_steps, total)
     )
     order: list[int] = []
     losses: list[float] = []
-    step = 0
-    bar = tqdm(total=cfg.max_steps, desc="sft", mininterval=5.0)
+    step = drawn = 0
+    bar = tqdm(total=total, desc="sft", mininterval=5.0)
     chunk_clock = time.monotonic()
-    while step < cfg.max_steps:
+    while step < total:
         if budget is not None and step % SFT_CHUNK == 0:
-            last = min(step + SFT_CHUNK, cfg.max_steps)
+            last = min(step + SFT_CHUNK, total)
             budget.check(f"SFT chunk {step // SFT_CHUNK + 1} (steps {step + 1}..{last})", "sft")
             chunk_clock = time.monotonic()
-        if len(order) < cfg.batch_size:
-            order += _grouped_order(examples, cfg.batch_size, cfg.length_grouping, rng)
-        picked = [examples[i] for i in order[: cfg.batch_size]]
-        del order[: cfg.batch_size]
+        rows = cfg.batch_size if step < cfg.copy_steps else cfg.copy_rows
+        picked = [drills[(drawn + k) % len(drills)] for k in range(rows)] if rows else []
+        drawn += rows
+        if step >= cfg.copy_steps:
+            if len(order) < cfg.batch_size:
+                order += _grouped_order(examples, cfg.batch_size, cfg.length_grouping, rng)
+            picked += [examples[i] for i in order[: cfg.batch_size]]
+            del order[: cfg.batch_size]
         ids, attn, weights = _batch(picked, pad_id, cfg.observation_loss_weight, device)
         loss = weighted_lm_loss(model, ids, attn, weights)
         opt.zero_grad(set_to_none=True)
@@ -158,7 +173,7 @@ def train_sft(
         sched.step()
         losses.append(float(loss.detach()))
         step += 1
-        if budget is not None and (step % SFT_CHUNK == 0 or step == cfg.max_steps):
+        if budget is not None and (step % SFT_CHUNK == 0 or step == total):
             budget.add({"wall_seconds": time.monotonic() - chunk_clock}, unit="sft")
         bar.update(1)
         if step % 50 == 0:
