@@ -62,20 +62,11 @@ def test_no_lines_is_one_clear_error():
 
 
 def test_drill_steps_need_drills_and_run_before_the_episodes():
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from policyfactory import tiny_qwen2
 
     from editcredit.policy.sft import SFTConfig, train_sft
 
-    config = LlamaConfig(
-        vocab_size=128,
-        hidden_size=16,
-        intermediate_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        num_key_value_heads=1,
-        max_position_embeddings=128,
-    )
-    model = LlamaForCausalLM(config)
+    model = tiny_qwen2(vocab_size=128)
     episodes = [([5, 6, 7, 8], [0, 0, 1, 1])] * 4
     cfg = SFTConfig(batch_size=2, max_steps=3, warmup_steps=1, copy_steps=2, copy_rows=1)
     with pytest.raises(ValueError, match="copy drills"):
