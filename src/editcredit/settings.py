@@ -127,6 +127,7 @@ class AgentSettings(Section):
     max_new_tokens: int
     max_context_tokens: int
     temperature: float
+    numbered_lines: bool
     environment: str
     bash: BashSettings
 

@@ -10,10 +10,13 @@ import pytest
 from editcredit.agent.actions import (
     Action,
     FormatError,
+    anchored_fragment,
+    apply_action_edit,
     apply_edit,
     format_action,
     line_fragment,
     minimal_fragment,
+    numbered,
     occurrences,
     parse_action,
 )
@@ -29,6 +32,8 @@ from editcredit.agent.actions import (
         ("edit pkg/m.py\n- not (x)\n+ ", Action("edit", "pkg/m.py", "not (x)", "")),
         ("edit m.py\n-     x = 1\n+     x = 2", Action("edit", "m.py", "    x = 1", "    x = 2")),
         ("edit m.py\n- a\n+ - b", Action("edit", "m.py", "a", "- b")),
+        ("edit m.py:7\n- <\n+ <=", Action("edit", "m.py", "<", "<=", line=7)),
+        ("edit pkg/m.py:120\n- not \n+ ", Action("edit", "pkg/m.py", "not ", "", line=120)),
     ],
 )
 def test_valid_actions(text, action):
@@ -54,6 +59,11 @@ def test_valid_actions(text, action):
         ("edit m.py\n- a\nb", "must start with '+ '"),
         ("edit m.py\n- a\n+", "must start with '+ '"),
         ("edit m.py", "exactly two lines"),
+        ("edit m.py:0\n- a\n+ b", "unknown action"),
+        ("edit m.py:\n- a\n+ b", "unknown action"),
+        ("edit m.py:x\n- a\n+ b", "unknown action"),
+        ("edit m.py:07\n- a\n+ b", "unknown action"),
+        ("edit m.py: 7\n- a\n+ b", "unknown action"),
         ("edit m.py\n- \n+ b", "non-empty old fragment"),
         ("\x00garbled\x1b[", "unknown action"),
         ("<truncated>", "unknown action"),
@@ -153,3 +163,60 @@ def test_function_span_is_textual():
     text = "def f():\n    x = (\n\ndef g():\n    pass\n"
     assert text[slice(*function_span(text, "f"))] == "def f():\n    x = (\n\n"
     assert function_span(text, "h") is None
+
+
+ANCHOR_SOURCE = "def f(a, b):\n    if a < b:\n        return a < b\n    return b < a\n"
+
+
+@pytest.mark.parametrize(
+    "line,old,new,result,why",
+    [
+        (2, "<", "<=", "    if a <= b:", ""),
+        (3, "a < b", "b", "        return b", ""),
+        (4, "b < a", "a", "    return a", ""),
+        (2, "if ", "", "    a < b:", ""),
+        (2, ">", "<", None, "the old text does not occur in line 2"),
+        (3, "r", "c", None, "the old text occurs 2 times in line 3"),
+        (9, "a", "c", None, "there is no line 9"),
+    ],
+)
+def test_an_anchored_edit_changes_its_line_only(line, old, new, result, why):
+    """The old fragment need only be unique in the named line (here "<" occurs three times
+    in the file): the other lines keep their bytes."""
+    text, got = apply_action_edit(ANCHOR_SOURCE, Action("edit", "m.py", old, new, line=line))
+    assert got == why
+    if result is None:
+        assert text is None
+        return
+    lines = ANCHOR_SOURCE.split("\n")
+    assert text == "\n".join([*lines[: line - 1], result, *lines[line:]])
+
+
+def test_an_unanchored_action_edit_is_a_file_edit():
+    action = Action("edit", "m.py", "return b\n", "return a\n")
+    assert apply_action_edit(ANCHOR_SOURCE, action) == apply_edit(
+        ANCHOR_SOURCE, "return b\n", "return a\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "old_line,new_line,fragments",
+    [
+        ("    if a < b and a < c:", "    if a <= b and a < c:", ("a < b", "a <= b")),
+        ("    if not (a < b):", "    if (a < b):", ("not ", "")),
+        ("    return a - 1", "    return a + 1", ("-", "+")),
+        ("    x = 1", "    x = 1", None),
+    ],
+)
+def test_anchored_fragments_are_unique_in_their_line(old_line, new_line, fragments):
+    assert anchored_fragment("unused", 0, old_line, new_line) == fragments
+
+
+def test_an_anchored_action_round_trips_through_its_text():
+    action = Action("edit", "m.py", "<", "<=", line=12)
+    assert format_action(action) == "edit m.py:12\n- <\n+ <="
+    assert parse_action(format_action(action)) == action
+
+
+def test_numbered_lines_start_where_told():
+    assert numbered("a\nb", 7) == "7: a\n8: b"

@@ -30,7 +30,7 @@ SOURCE = "def f(a, b):\n    if not (a < b):\n        return a - 1\n    return b\
 @pytest.mark.parametrize(
     ("kinds", "expected"),
     [
-        ({UNNEGATE: 1.0}, {(2, "    if a < b:")}),
+        ({UNNEGATE: 1.0}, {(2, "    if (a < b):")}),
         ({"compare_flip": 1.0}, {(2, "    if not (a <= b):")}),
         ({"binop_swap": 1.0}, {(3, "        return a + 1")}),
         ({"constant_shift": 1.0}, {(3, "        return a - 2"), (3, "        return a - 0")}),

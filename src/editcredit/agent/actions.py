@@ -5,14 +5,18 @@ One action per assistant turn::
     edit <path>        followed by exactly two lines, marked like a diff: the old fragment,
     - <old fragment>   which must occur exactly once in the file, and its replacement (which
     + <new fragment>   may be empty: the line is then "+ ")
+    edit <path>:<n>    the same, anchored to line n: the old fragment must occur exactly once
+    - <old fragment>   in that line (so it can be as short as one token; the environment with
+    + <new fragment>   ``agent.numbered_lines`` shows each line's number)
     run                run the tests on the current tree
     submit             end the episode with the current tree
 
-Nothing has to be recalled: the path and the old fragment are copied from what is on screen,
-and each line's first token says which line it is. Anything else (unknown verb, wrong number of
-lines, a missing "- "/"+ " mark, trailing text) is a format error (METHOD §4): the turn is
-recorded, the tree is unchanged, the episode goes on. A fragment that parses but does not occur
-exactly once is no format error: the tree is unchanged and the observation says why.
+Nothing has to be recalled: the path, the line number and the old fragment are copied from what
+is on screen, and each line's first token says which line it is. Anything else (unknown verb,
+wrong number of lines, a missing "- "/"+ " mark, trailing text) is a format error (METHOD §4):
+the turn is recorded, the tree is unchanged, the episode goes on. A fragment that parses but
+does not occur exactly once (in the file, or in the named line) is no format error: the tree is
+unchanged and the observation says why.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-_EDIT = re.compile(r"edit (?P<path>[A-Za-z0-9_./-]+\.py)")
+_EDIT = re.compile(r"edit (?P<path>[A-Za-z0-9_./-]+\.py)(?::(?P<line>[1-9][0-9]{0,5}))?")
 OLD_MARK, NEW_MARK = "- ", "+ "
 _TOKEN = re.compile(r"\w+|[-+*/%<>=!&|^~@]+|\s+|.")
 
@@ -34,6 +38,8 @@ class Action:
     path: str = ""
     old: str = ""
     new: str = ""
+    line: int = 0
+    """The line (1-based) an edit is anchored to; 0: the old fragment is unique in the file."""
 
 
 class FormatError(ValueError):
@@ -62,13 +68,14 @@ def parse_action(text: str) -> Action:
     old, new = lines[1][len(OLD_MARK) :], lines[2][len(NEW_MARK) :]
     if not old:
         raise FormatError("'edit' needs a non-empty old fragment")
-    return Action("edit", match["path"], old, new)
+    return Action("edit", match["path"], old, new, int(match["line"] or 0))
 
 
 def format_action(action: Action) -> str:
     """The canonical text of an action (what the scripted experts write)."""
     if action.kind == "edit":
-        return f"edit {action.path}\n{OLD_MARK}{action.old}\n{NEW_MARK}{action.new}"
+        where = f"{action.path}:{action.line}" if action.line else action.path
+        return f"edit {where}\n{OLD_MARK}{action.old}\n{NEW_MARK}{action.new}"
     return action.kind
 
 
@@ -90,6 +97,27 @@ def apply_edit(text: str, old: str, new: str) -> tuple[str | None, str]:
         return None, f"the old text occurs {n} times"
     at = text.find(old)
     return text[:at] + new + text[at + len(old) :], ""
+
+
+def apply_action_edit(text: str, action: Action) -> tuple[str | None, str]:
+    """``text`` after the edit ``action`` (anchored to its line when it names one), or
+    (None, why not)."""
+    if not action.line:
+        return apply_edit(text, action.old, action.new)
+    lines = text.split("\n")
+    if action.line > len(lines):
+        return None, f"there is no line {action.line}"
+    edited, why = apply_edit(lines[action.line - 1], action.old, action.new)
+    if edited is None:
+        return None, f"{why} in line {action.line}"
+    lines[action.line - 1] = edited
+    return "\n".join(lines), ""
+
+
+def numbered(text: str, first: int = 1) -> str:
+    """``text`` with each line prefixed by its number (``first`` for the first line) and a
+    colon: what an environment with numbered lines shows."""
+    return "\n".join(f"{n}: {line}" for n, line in enumerate(text.split("\n"), first))
 
 
 def minimal_fragment(
@@ -157,7 +185,21 @@ def line_fragment(text: str, offset: int, old_line: str, new_line: str) -> tuple
     return None
 
 
-FRAGMENT_STYLES = {"minimal": minimal_fragment, "line": line_fragment}
+def anchored_fragment(
+    text: str, offset: int, old_line: str, new_line: str
+) -> tuple[str, str] | None:
+    """The shortest token-aligned (old, new) fragments unique within ``old_line`` itself, for
+    an edit anchored to its line (``text`` and ``offset`` are not needed)."""
+    return minimal_fragment(old_line, 0, old_line, new_line)
+
+
+FRAGMENT_STYLES = {
+    "minimal": minimal_fragment,
+    "line": line_fragment,
+    "anchored": anchored_fragment,
+}
+ANCHORED_STYLES = frozenset({"anchored"})
+"""Fragment styles whose edits name their line (``edit <path>:<n>``)."""
 
 
 def _step_left(bounds: list[int], lo: int, line: str, indent: int) -> int:

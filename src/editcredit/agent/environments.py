@@ -68,7 +68,8 @@ def environment_factory(agent_cfg: dict[str, Any], sandbox_cfg: dict[str, Any]) 
     if kind == "minibugs":
         from editcredit.agent.minibugs_env import MinibugsEnv
 
-        return lambda sandbox: MinibugsEnv(sandbox, turns)
+        numbers = bool(agent_cfg.get("numbered_lines", False))
+        return lambda sandbox: MinibugsEnv(sandbox, turns, numbers)
     if kind == "bash":
         from editcredit.agent.bash_env import BashEnv
         from editcredit.sandbox.docker_backend import docker_client

@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 import re
 
-from editcredit.agent.actions import FRAGMENT_STYLES, Action, format_action
+from editcredit.agent.actions import ANCHORED_STYLES, FRAGMENT_STYLES, Action, format_action
 from editcredit.data.task import Task
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
@@ -97,13 +97,14 @@ def _edit(
     lines: list[str], path: str, n: int, new_line: str, style: str = "minimal"
 ) -> Action | None:
     """The fragment edit that turns line n (1-based) of ``lines`` into ``new_line`` (None when
-    no single-line fragment of that line is unique in the file)."""
+    no single-line fragment of that line is unique in the file, or in the line for an anchored
+    style, whose edit names line n)."""
     text = "\n".join(lines)
     line_start = sum(len(x) + 1 for x in lines[: n - 1])
     fragments = FRAGMENT_STYLES[style](text, line_start, lines[n - 1], new_line)
     if fragments is None:
         return None
-    return Action("edit", path, *fragments)
+    return Action("edit", path, *fragments, line=n if style in ANCHORED_STYLES else 0)
 
 
 def expert_actions(

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import re
 
-from editcredit.agent.actions import FormatError, apply_edit, function_span, parse_action
+from editcredit.agent.actions import (
+    FormatError,
+    apply_action_edit,
+    function_span,
+    numbered,
+    parse_action,
+)
 from editcredit.agent.protocol import Environment, TurnRecord, content_hash
 from editcredit.data.task import Task
 from editcredit.grading.grader import GradingReport, observe_tree
@@ -14,12 +20,14 @@ from editcredit.sandbox.patches import diff_trees
 MAX_FAILURES_SHOWN = 2
 
 
-def function_source(source: str, function: str) -> str:
-    """The text of one top-level function."""
+def function_source(source: str, function: str, numbers: bool = False) -> str:
+    """The text of one top-level function (each line prefixed by its line number in
+    ``source`` with ``numbers``)."""
     span = function_span(source, function)
     if span is None:
         raise KeyError(f"no function {function!r}")
-    return source[span[0] : span[1]].rstrip("\n")
+    text = source[span[0] : span[1]].rstrip("\n")
+    return numbered(text, source.count("\n", 0, span[0]) + 1) if numbers else text
 
 
 def summarize_report(report: GradingReport) -> str:
@@ -75,9 +83,10 @@ def run_selection(task: Task) -> list[str] | None:
 class MinibugsEnv(Environment):
     """Fragment-edit environment over a task's inline tree; tests run through the sandbox."""
 
-    def __init__(self, sandbox: Sandbox, max_turns: int = 6) -> None:
+    def __init__(self, sandbox: Sandbox, max_turns: int = 6, numbered_lines: bool = False) -> None:
         self.sandbox = sandbox
         self.max_turns = max_turns
+        self.numbered_lines = numbered_lines
         self._task: Task | None = None
 
     def reset(self, task: Task) -> str:
@@ -95,10 +104,11 @@ class MinibugsEnv(Environment):
         module, _, function = task.meta.get("seed_function", "").partition(".")
         path = f"{module}.py"
         if function and path in self.tree:
-            view = f"{path}:\n{function_source(self.tree[path], function)}"
+            view = f"{path}:\n{function_source(self.tree[path], function, self.numbered_lines)}"
         else:
+            show = numbered if self.numbered_lines else str
             view = "\n".join(
-                f"{p}:\n{self.tree[p]}" for p in sorted(self.tree) if p not in task.test_paths
+                f"{p}:\n{show(self.tree[p])}" for p in sorted(self.tree) if p not in task.test_paths
             )
         return f"{task.problem_statement.strip()}\n\n{view}"
 
@@ -144,7 +154,7 @@ class MinibugsEnv(Environment):
         if path not in self.tree:  # parsed, so not a format error (METHOD §4): a no-op
             return {}, f"no file {path}; nothing changed"
         before = self.tree[path]
-        after, why = apply_edit(before, action.old, action.new)
+        after, why = apply_action_edit(before, action)
         if after is None:
             return {}, f"{why} in {path}; nothing changed"
         if after == before:

@@ -1,7 +1,7 @@
 """A searching expert that acts only on what is visible: it never reads the gold fix.
 
 It reads the seed function on screen, lists plausible single-line reversals of a planted bug
-(the project's mutation operators applied to the buggy function, plus ``not (x)`` -> ``x``),
+(the project's mutation operators applied to the buggy function, plus ``not (x)`` -> ``(x)``),
 orders them by a prior per kind of reversal (config, tuned on the train split) with seeded
 noise, and then tries them one by one: edit, run the visible tests, submit when they pass,
 otherwise revert the edit and try the next, until the turn budget is spent. Its episodes hold
@@ -22,7 +22,7 @@ from editcredit.agent.protocol import Environment
 from editcredit.data.mutations import apply_mutation, enumerate_mutations
 from editcredit.data.task import Task
 
-#: The kind of the ``not (x)`` -> ``x`` reversal (no mutation operator writes it).
+#: The kind of the ``not (x)`` -> ``(x)`` reversal (no mutation operator writes it).
 UNNEGATE = "unnegate"
 
 
@@ -46,7 +46,8 @@ def seed_location(task: Task) -> tuple[str, str]:
 
 
 def _unnegations(source: str, function: str) -> list[tuple[int, str]]:
-    """(line, new line) for every one-line ``not (x)`` / ``not x`` in the function."""
+    """(line, new line) for every one-line ``not (x)`` / ``not x`` in the function: the same
+    line with the ``not`` dropped (``(x)`` / ``x``)."""
     lines = source.split("\n")
     out = []
     for node in ast.walk(ast.parse(source)):
@@ -60,9 +61,10 @@ def _unnegations(source: str, function: str) -> list[tuple[int, str]]:
             line = lines[sub.lineno - 1]
             raw = line.encode()
             text = raw[sub.col_offset : sub.end_col_offset].decode()
-            inner = raw[sub.operand.col_offset : sub.operand.end_col_offset].decode()
             if not text.startswith("not"):
                 continue
+            # drop the "not" alone: "not (x)" -> "(x)", the smallest edit that undoes it
+            inner = text[len("not") :].lstrip()
             new = raw[: sub.col_offset].decode() + inner + raw[sub.end_col_offset :].decode()
             out.append((sub.lineno, new))
     return out

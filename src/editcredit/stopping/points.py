@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from editcredit.agent.actions import FormatError, apply_edit, parse_action
+from editcredit.agent.actions import FormatError, apply_action_edit, parse_action
 from editcredit.sandbox.patches import diff_trees
 
 #: feature columns of checkpoints.parquet (the protocol lists those its models use)
@@ -91,7 +91,7 @@ def replay_trees(files: Mapping[str, str], turns: Sequence[Mapping[str, Any]], w
                 raise TrajectoryError(
                     f"{where} turn {t['turn']}: {action.path} is not at the recorded 'before' hash"
                 )
-            new, why = apply_edit(current, action.old, action.new)
+            new, why = apply_action_edit(current, action)
             if new is None or sha256_text(new) != after:
                 raise TrajectoryError(
                     f"{where} turn {t['turn']}: replaying the edit of "
