@@ -180,3 +180,19 @@ def test_hidden_tests_are_never_executed_for_the_agent(local_sandbox):
     env.reset(task)
     env.step("run")
     assert box.selections == [task.visible_tests()]
+
+
+def test_numbered_lines_show_file_line_numbers_and_anchor_edits(local_sandbox):
+    """With numbered lines the seed function is shown with its file line numbers, and an edit
+    naming line 3 changes that line although its fragment ("-") is not unique elsewhere."""
+    env = MinibugsEnv(local_sandbox, max_turns=6, numbered_lines=True)
+    task = make_calc_task()
+    first = env.reset(task)
+    assert first.endswith('calc.py:\n1: def add(a, b):\n2:     """Sum."""\n3:     return a - b')
+    obs, _ = env.step("edit calc.py:2\n- -\n+ +")
+    assert obs == "the old text does not occur in line 2 in calc.py; nothing changed"
+    obs, _ = env.step("edit calc.py:3\n- -\n+ +")
+    assert obs == "calc.py edited"
+    obs, _ = env.step("run")
+    assert obs.startswith("tests: 5 passed, 0 failed")
+    assert grade_patch(task, env.final_patch(), local_sandbox, *WEIGHTS).resolved == 1
