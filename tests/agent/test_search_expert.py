@@ -101,3 +101,19 @@ def test_episodes_of_a_task_share_one_candidate_pool(local_sandbox):
         )
         tried |= {a for a in actions if a.startswith("edit ")}
     assert len(tried) <= 4  # two candidates, each with its revert
+
+
+@pytest.mark.parametrize(
+    ("weights", "kind"),
+    [
+        ({UNNEGATE: 1.0, "drop_unary": 0.5}, UNNEGATE),
+        ({UNNEGATE: 0.5, "drop_unary": 1.0}, "drop_unary"),
+        ({"drop_unary": 1.0}, "drop_unary"),
+    ],
+)
+def test_one_candidate_per_new_line_of_the_heavier_kind(weights, kind):
+    """Dropping the "not" of "not (a < b)" is both unnegate and drop_unary: one candidate,
+    whose kind (and so its place in the search order) is the one weighed more."""
+    found = reversal_candidates(SOURCE, "m.py", "f", weights)
+    same = [c for c in found if (c.line, c.new) == (2, "    if (a < b):")]
+    assert [c.kind for c in same] == [kind]

@@ -75,22 +75,27 @@ def reversal_candidates(
 ) -> list[Reversal]:
     """Single-line repairs of ``function`` of the kinds with a positive weight in ``kinds``
     (operator names of :mod:`editcredit.data.mutations`, and ``unnegate``), one per distinct
-    new line, in source order."""
+    new line (of the kind with the larger weight), in source order."""
     lines = source.split("\n")
     found: dict[tuple[int, str], Reversal] = {}
+
+    def keep(candidate: Reversal) -> None:
+        """One candidate per (line, new line): of kinds that write the same line, the one
+        with the larger weight (``not (x)`` -> ``(x)`` is both drop_unary and unnegate)."""
+        key = (candidate.line, candidate.new)
+        if key not in found or kinds[candidate.kind] > kinds.get(found[key].kind, 0.0):
+            found[key] = candidate
+
     for m in enumerate_mutations(source, function):
         if kinds.get(m.operator, 0.0) <= 0 or m.lineno != m.end_lineno:
             continue
         new = apply_mutation(source, m).split("\n")
         if len(new) != len(lines):
             continue
-        found.setdefault(
-            (m.lineno, new[m.lineno - 1]),
-            Reversal(m.operator, path, m.lineno, lines[m.lineno - 1], new[m.lineno - 1]),
-        )
+        keep(Reversal(m.operator, path, m.lineno, lines[m.lineno - 1], new[m.lineno - 1]))
     if kinds.get(UNNEGATE, 0.0) > 0:
         for n, new in _unnegations(source, function):
-            found.setdefault((n, new), Reversal(UNNEGATE, path, n, lines[n - 1], new))
+            keep(Reversal(UNNEGATE, path, n, lines[n - 1], new))
     return sorted(found.values(), key=lambda r: (r.line, r.kind, r.new))
 
 
