@@ -69,12 +69,15 @@ def test_tests_pass_reads_the_summary(observation, passed):
     assert visible_tests_pass(observation) is passed
 
 
-def test_search_episode_tries_reverts_and_solves_without_the_gold_fix(local_sandbox):
+@pytest.mark.parametrize(("style", "numbered"), [("minimal", False), ("anchored", True)])
+def test_search_episode_tries_reverts_and_solves_without_the_gold_fix(
+    local_sandbox, style, numbered
+):
     task = make_calc_task()
     # the gold fix's own kind last: the expert must try, run, revert, then find it
     kinds = {"binop_swap": 1e-6, "swap_operands": 1.0, "constant_shift": 1.0}
-    env = MinibugsEnv(local_sandbox, max_turns=12)
-    observations, actions = search_episode(env, task, random.Random(0), kinds, 12)
+    env = MinibugsEnv(local_sandbox, max_turns=12, numbered_lines=numbered)
+    observations, actions = search_episode(env, task, random.Random(0), kinds, 12, style)
     assert len(observations) == len(actions)
     assert actions[-1] == "submit" and env.end_reason == "submit"
     runs = [o for o, a in zip(observations[1:], actions, strict=False) if a == "run"]
@@ -82,6 +85,7 @@ def test_search_episode_tries_reverts_and_solves_without_the_gold_fix(local_sand
     assert not any(visible_tests_pass(o) for o in runs[:-1])
     edits = [a for a in actions if a.startswith("edit ")]
     assert len(edits) >= 3  # at least one wrong try and its revert, then the fix
+    assert all(a.startswith("edit calc.py:") == numbered for a in edits)
     assert grade_patch(task, env.final_patch(), local_sandbox, *WEIGHTS).resolved == 1
 
 
