@@ -71,11 +71,17 @@ def configured(overrides: list[str]) -> dict:
 
 
 def suite_paths(config: dict) -> tuple[Path, Path]:
+    """The frozen suite and its controls' summary (one clear exit when either is missing)."""
     suite = config["models"]["tiny"]["suite"]
-    return (
+    paths = (
         ROOT / "data" / "frozen" / suite / "tasks.parquet",
         ROOT / "results" / "controls" / suite / "summary.json",
     )
+    for needed in paths:
+        if not needed.is_file():
+            rel = needed.relative_to(ROOT)
+            raise SystemExit(f"{rel} is missing: run `snakemake --cores 2 {rel}` first")
+    return paths
 
 
 def corpus_key(config: dict, tasks_sha256: str) -> str:
