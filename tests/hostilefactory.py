@@ -184,9 +184,8 @@ _t.Thread(target=_swap, daemon=True).start()
 """,
     "instance runtest replaced on every item": """
 import gc as _gc, threading as _t, time as _time
-def _swap():
-    end = _time.monotonic() + 3
-    while _time.monotonic() < end:
+def _swap():  # for as long as the process lives (a daemon): no window that load can close
+    while True:
         for _o in _gc.get_objects():
             if type(_o).__name__ == "Function" and "runtest" not in vars(_o):
                 _o.runtest = lambda: None
