@@ -22,7 +22,8 @@ from editcredit.agent.protocol import Environment
 from editcredit.data.mutations import apply_mutation, enumerate_mutations
 from editcredit.data.task import Task
 
-#: The kind of the ``not (x)`` -> ``(x)`` reversal (no mutation operator writes it).
+#: The kind of the ``not (x)`` -> ``(x)`` reversal (drop_unary writes the same line; a line
+#: written by both counts as the kind of the two weighed more).
 UNNEGATE = "unnegate"
 
 
