@@ -9,6 +9,9 @@ right on held-out drills built from the dev split's source files (functions it n
 - ``first``: the first token of each copied span (a guess among the context's tokens);
 - ``continued``: the span's later tokens, which an induction circuit predicts exactly.
 
+With random drills, the same two figures on held-out random drills (``random_first``,
+``random_continued``) show when the circuit forms, before it carries over to code.
+
 Drill kinds (``--drills``): ``code`` (policy.copy_drill over the train split's source lines, the
 drills of ``models.tiny.sft.copy_steps``) or ``random`` (contexts of tokens drawn uniformly from
 the ``--pool`` commonest code tokens, of random length, so neither bigrams nor a fixed offset
@@ -51,18 +54,26 @@ def split_sources(tasks, split: str) -> list[str]:
     return out
 
 
-def random_drills(pool: list[int], separator: int, newline: int, count: int, seed: int):
-    """Contexts of 24-64 tokens drawn from ``pool``, a separator, then six spans of 3-12 tokens
-    cut at random from the context, each closed by ``newline`` (loss on the spans)."""
+def random_drills(
+    pool: list[int],
+    separator: int,
+    newline: int,
+    count: int,
+    seed: int,
+    context: tuple[int, int] = (24, 64),
+):
+    """Contexts of ``context`` tokens (24-64) drawn from ``pool``, a separator, then six spans of
+    3-12 tokens (at most the context's length less one) cut at random from the context, each
+    closed by ``newline`` (loss on the spans)."""
     rng = random.Random(f"{seed}:random-drills")
     drills = []
     for _ in range(count):
-        context = [rng.choice(pool) for _ in range(rng.randint(24, 64))]
-        ids, mask = [*context, separator], [0] * (len(context) + 1)
+        context_ids = [rng.choice(pool) for _ in range(rng.randint(*context))]
+        ids, mask = [*context_ids, separator], [0] * (len(context_ids) + 1)
         for _ in range(6):
-            size = rng.randint(3, 12)
-            start = rng.randrange(len(context) - size)
-            ids += [*context[start : start + size], newline]
+            size = rng.randint(min(3, len(context_ids) - 1), min(12, len(context_ids) - 1))
+            start = rng.randrange(len(context_ids) - size)
+            ids += [*context_ids[start : start + size], newline]
             mask += [1] * (size + 1)
         drills.append((ids, mask))
     return drills
@@ -101,6 +112,8 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--pool", type=int, default=300, help="random drills: commonest code tokens")
+    ap.add_argument("--context", default="24,64", help="random drills: MIN,MAX context tokens")
+    ap.add_argument("--warmup", type=int, default=0, help="linear lr warm-up steps")
     ap.add_argument("--every", type=int, default=200)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--device", default="cpu")
@@ -120,22 +133,33 @@ def main() -> None:
     train_sources = split_sources(tasks, "train")
     held = copy_drills(split_sources(tasks, "dev"), encode, separator, newline, HELD_OUT, 2)
     count = args.steps * args.batch
+    held_random = None
     if args.drills == "code":
         train = copy_drills(train_sources, encode, separator, newline, count, 1)
     else:
         tokens = Counter(t for line in code_lines(train_sources) for t in encode(line))
         pool = [t for t, _ in tokens.most_common(args.pool)]
-        train = random_drills(pool, separator, newline, count, 1)
+        low, high = (int(x) for x in args.context.split(","))
+        train = random_drills(pool, separator, newline, count, 1, (low, high))
+        held_random = random_drills(pool, separator, newline, HELD_OUT, 2, (low, high))
     arch = dict(config["models"]["tiny"]["architecture"])
     arch |= {k: int(v) for k, v in (item.split("=", 1) for item in args.set)}
     model = new_model(tiny_config(len(tok), arch, tok.pad_token_id, None, tok.eos_token_id), 0)
     model.to(args.device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
+    warmup = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: min(1.0, (step + 1) / max(args.warmup, 1))
+    )
     curve, start, loss = [], time.monotonic(), None
     for step in range(args.steps + 1):
         if step % args.every == 0 or step == args.steps:
             point = {"step": step, "loss": None if loss is None else round(loss, 4)}
             point |= held_out_accuracy(model, held, tok.pad_token_id, separator, newline)
+            if held_random is not None:
+                on_random = held_out_accuracy(
+                    model, held_random, tok.pad_token_id, separator, newline
+                )
+                point |= {f"random_{k}": v for k, v in on_random.items()}
             point["seconds"] = round(time.monotonic() - start, 1)  # progress, not a figure
             curve.append(point)
             print(json.dumps(point), flush=True)
@@ -151,6 +175,7 @@ def main() -> None:
         optimizer.zero_grad()
         batch_loss.backward()
         optimizer.step()
+        warmup.step()
         loss = float(batch_loss)
     record = {"args": {k: v for k, v in vars(args).items() if k != "out"}, "curve": curve}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
