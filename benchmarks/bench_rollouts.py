@@ -6,9 +6,14 @@ plays ``--tasks`` GRPO groups of ``--samples`` rollouts of the frozen suite's fi
 from ``models/base/{model}``, through the docker sandbox, with the config's agent budgets.
 Each measurement runs in a fresh process with one checkout's ``src`` first on the path and that
 checkout's own config, so ``--against /path/to/other/checkout`` measures both on the same
-machine in one run, alternating (``--repeats`` rounds), and reports the ratio of the medians::
+machine in one run, alternating (``--repeats`` rounds), and reports the ratio of the medians.
+Each checkout plays its own base model (``CHECKOUT/models/base/{model}``, or
+``--against-model``): checkouts differ in their chat template's tokens, so one cannot load the
+other's model. The episodes then differ too, so each run also reports its mean turns and
+generated tokens per rollout::
 
     git worktree add /tmp/baseline 2875ef0
+    (cd /tmp/baseline && snakemake --cores 2 models/base/tiny)
     python benchmarks/bench_rollouts.py --against /tmp/baseline [--tasks 16] [--samples 8]
 
 Tasks are validated by each checkout's own Task model (columns it does not know are left out:
@@ -64,7 +69,7 @@ def measure(spec: dict) -> dict:
 
     inner.grade = counted
     start = time.perf_counter()
-    rollouts = 0
+    rollouts, turns, generated = 0, [], []
     phases = {"rollout": 0.0, "grading": 0.0, "counterfactual": 0.0}
     try:
         for task in tasks:
@@ -73,6 +78,8 @@ def measure(spec: dict) -> dict:
             )
             out = worker.run_group(job)
             rollouts += len(out["rows"])
+            turns += [row["n_turns"] for row in out["rows"]]
+            generated += [sum(row["loss_mask"]) for row in out["rows"]]
             for k in phases:
                 phases[k] += out["seconds"][k]
     finally:
@@ -80,7 +87,10 @@ def measure(spec: dict) -> dict:
     seconds = time.perf_counter() - start
     return {
         "checkout": spec["checkout"],
+        "model_dir": spec["model_dir"],
         "rollouts": rollouts,
+        "mean_turns": round(statistics.mean(turns), 2),
+        "generated_tokens_per_rollout": round(statistics.mean(generated), 1),
         "seconds": round(seconds, 2),
         "rollouts_per_second": round(rollouts / seconds, 3),
         "sandbox_gradings": len(gradings),
@@ -88,11 +98,25 @@ def measure(spec: dict) -> dict:
     }
 
 
-def run_checkout(checkout: Path, args) -> dict:
+def model_dirs(checkouts: list[Path], args) -> dict[Path, Path]:
+    """Each checkout's own base model (one clear exit naming the missing one)."""
+    dirs = {checkout: checkout / "models" / "base" / args.model for checkout in checkouts}
+    if args.against and args.against_model:
+        dirs[checkouts[1]] = args.against_model.resolve()
+    for checkout, model_dir in dirs.items():
+        if not (model_dir / "config.json").is_file():
+            raise SystemExit(
+                f"{model_dir}: no base model for {checkout}; build it there first: "
+                f"cd {checkout} && snakemake --cores 2 models/base/{args.model}"
+            )
+    return dirs
+
+
+def run_checkout(checkout: Path, model_dir: Path, args) -> dict:
     spec = {
         "checkout": str(checkout),
         "tasks": str(ROOT / "data/frozen/minibugs/tasks.parquet"),
-        "model_dir": str(ROOT / "models/base" / args.model),
+        "model_dir": str(model_dir),
         "n_tasks": args.tasks,
         "samples": args.samples,
     }
@@ -120,13 +144,17 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=8)
     parser.add_argument("--model", default="tiny")
     parser.add_argument("--against", type=Path, help="another checkout, measured alternately")
+    parser.add_argument(
+        "--against-model", type=Path, help="the other checkout's base model directory"
+    )
     parser.add_argument("--repeats", type=int, default=1)
     args = parser.parse_args()
     checkouts = [ROOT] + ([args.against.resolve()] if args.against else [])
+    models = model_dirs(checkouts, args)
     runs: dict[str, list[dict]] = {str(c): [] for c in checkouts}
     for r in range(args.repeats):
         for checkout in checkouts if r % 2 == 0 else checkouts[::-1]:
-            result = run_checkout(checkout, args)
+            result = run_checkout(checkout, models[checkout], args)
             runs[str(checkout)].append(result)
             print(json.dumps(result), flush=True)
     median = {c: statistics.median(x["rollouts_per_second"] for x in v) for c, v in runs.items()}
