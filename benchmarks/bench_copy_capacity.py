@@ -176,7 +176,7 @@ def main() -> None:
         batch_loss.backward()
         optimizer.step()
         warmup.step()
-        loss = float(batch_loss)
+        loss = batch_loss.item()
     record = {"args": {k: v for k, v in vars(args).items() if k != "out"}, "curve": curve}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(record, indent=1) + "\n")
