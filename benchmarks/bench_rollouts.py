@@ -10,10 +10,11 @@ machine in one run, alternating (``--repeats`` rounds), and reports the ratio of
 Each checkout plays its own base model (``CHECKOUT/models/base/{model}``, or
 ``--against-model``): checkouts differ in their chat template's tokens, so one cannot load the
 other's model. The episodes then differ too, so each run also reports its mean turns and
-generated tokens per rollout::
+generated tokens per rollout. ``PYTHONPATH=src`` makes the other checkout's pipeline run its own
+code where it shares this one's environment (an editable install points at this ``src``)::
 
     git worktree add /tmp/baseline 2875ef0
-    (cd /tmp/baseline && snakemake --cores 2 models/base/tiny)
+    (cd /tmp/baseline && PYTHONPATH=src snakemake --cores 2 models/base/tiny)
     python benchmarks/bench_rollouts.py --against /tmp/baseline [--tasks 16] [--samples 8]
 
 Tasks are validated by each checkout's own Task model (columns it does not know are left out:
@@ -107,7 +108,7 @@ def model_dirs(checkouts: list[Path], args) -> dict[Path, Path]:
         if not (model_dir / "config.json").is_file():
             raise SystemExit(
                 f"{model_dir}: no base model for {checkout}; build it there first: "
-                f"cd {checkout} && snakemake --cores 2 models/base/{args.model}"
+                f"cd {checkout} && PYTHONPATH=src snakemake --cores 2 models/base/{args.model}"
             )
     return dirs
 

@@ -52,4 +52,4 @@ def test_a_missing_base_model_is_one_clear_exit_naming_it(tmp_path, missing):
         model_dirs([ours, theirs], args(against=theirs))
     gone = ours if missing == "ours" else theirs
     assert str(gone / "models" / "base" / "tiny") in str(exc.value)
-    assert f"cd {gone} && snakemake --cores 2 models/base/tiny" in str(exc.value)
+    assert f"cd {gone} && PYTHONPATH=src snakemake --cores 2 models/base/tiny" in str(exc.value)
