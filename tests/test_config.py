@@ -202,6 +202,7 @@ def test_a_null_outside_the_named_maps_is_refused_by_name(layer, message):
         (("stats", "gate", "min_difference"), "4", "stats.gate.min_difference: expected a number"),
         (("evaluation", "evalsets", "holdout", "samples"), True, "holdout.samples: expected an"),
         (("training", "grpo", "policy_loss"), "grpo", "training.grpo: TrainConfig.policy_loss"),
+        (("training", "pool_size"), 3, "training.pool_size: 3 is smaller than training.grpo"),
     ],
 )
 def test_the_tree_refuses_what_the_schema_let_through(path, value, message):

@@ -94,7 +94,7 @@ class EvalModelSettings(JobRecord):
 @dataclass(frozen=True)
 class SegmentSettings(JobRecord):
     """``train_segment``: what one segment of a GRPO run reads (``training`` keys flattened:
-    the segment length, the GRPO settings, health, Ray, the quarantine)."""
+    the segment length, the GRPO settings, health, Ray, the pool size, the quarantine)."""
 
     SECTION = "training"
 
@@ -107,6 +107,7 @@ class SegmentSettings(JobRecord):
     grading: GradingSettings
     sandbox: SandboxSettings
     generation: GeneratorSettings
+    pool_size: int = 0
     quarantine: dict[str, str] | None = None
 
 
@@ -124,6 +125,7 @@ class ControlReplaySettings(JobRecord):
     grading: GradingSettings
     sandbox: SandboxSettings
     generation: GeneratorSettings
+    pool_size: int = 0
     quarantine: dict[str, str] | None = None
 
 

@@ -306,6 +306,7 @@ class TrainingSettings(Section):
     ray: RaySettings
     grpo: dict[str, Any]
     health: HealthSettings
+    pool_size: int = 0
     quarantine: dict[str, str] | None = None
 
     def train_config(self, arm: str, seed: int, temperature: float):
@@ -506,4 +507,10 @@ class Settings(Section):
             settings.training.train_config("O", 0, settings.agent.temperature)
         except ValueError as exc:
             raise ConfigError(f"config: training.grpo: {exc}") from exc
+        pool, per_step = settings.training.pool_size, settings.training.grpo.get("tasks_per_step")
+        if pool and per_step and pool < int(per_step):
+            raise ConfigError(
+                f"config: training.pool_size: {pool} is smaller than training.grpo.tasks_per_step "
+                f"({per_step}); a step draws distinct tasks"
+            )
         return settings

@@ -32,6 +32,7 @@ from editcredit.policy.devices import bind_gpus
 from editcredit.protocol.budget import Budget, BudgetGuard, job_guard, split_ledger
 from editcredit.rl.config import TrainConfig
 from editcredit.rl.control import replay_control
+from editcredit.rl.cursor import training_pool
 from editcredit.rl.gates import UpdateGateFailed
 from editcredit.rl.records import ROLLOUT_SCHEMA, write_table
 from editcredit.rl.segment import SegmentSpec, train_segment
@@ -177,6 +178,12 @@ class SegmentJob:
     out_dir: str  # runs/{run}/step_{step}
 
 
+def pool_tasks(tasks: list, size: int) -> list:
+    """The tasks of the training pool (``training.pool_size``, :func:`training_pool`)."""
+    chosen = set(training_pool([t.instance_id for t in tasks], int(size)))
+    return [t for t in tasks if t.instance_id in chosen]
+
+
 def train_segment_job(
     job: SegmentJob,
     settings: SegmentSettings,
@@ -203,7 +210,7 @@ def train_segment_job(
     base_check = None if start_state else guard_base(start_model, config.get("models"))
     device = job_device(gpus, threads)
     quarantine = dict(settings.quarantine or {})
-    pool = training_tasks(tasks_path, controls_path, quarantine)
+    pool = pool_tasks(training_tasks(tasks_path, controls_path, quarantine), settings.pool_size)
     spec = SegmentSpec(
         run=run,
         start_step=step - k,
@@ -297,7 +304,7 @@ def control_replay_job(
     base_check = guard_base(base_model, config.get("models"))
     device = job_device(gpus, threads)
     quarantine = dict(settings.quarantine or {})
-    pool = training_tasks(tasks_path, controls_path, quarantine)
+    pool = pool_tasks(training_tasks(tasks_path, controls_path, quarantine), settings.pool_size)
     run = control_run_name(int(seed))
     print(f"{run}: the base policy on steps 1..{steps} on {device}, {len(pool)} training tasks")
     worker_kwargs = rollout_worker_kwargs(base_model, settings, device)

@@ -1,0 +1,44 @@
+"""The training pool (config ``training.pool_size``): a fixed, result-blind subset of the eligible
+train tasks, the same for every arm and seed, so that tasks recur within a run."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from editcredit.rl.cursor import DataCursor, training_pool
+
+IDS = [f"suite__mod__fn_{i}" for i in range(10)]
+
+
+def by_hash(ids):
+    return sorted(ids, key=lambda i: hashlib.sha256(i.encode()).hexdigest())
+
+
+@pytest.mark.parametrize("size", [0, 1, 3, 10])
+def test_the_pool_is_the_first_tasks_in_hash_order(size):
+    want = by_hash(IDS)[: size or None]
+    assert training_pool(IDS, size) == want
+
+
+def test_the_pool_does_not_depend_on_the_order_it_is_given_in():
+    assert training_pool(IDS, 4) == training_pool(list(reversed(IDS)), 4)
+
+
+def test_a_smaller_pool_is_a_prefix_of_a_larger_one():
+    assert training_pool(IDS, 7)[:3] == training_pool(IDS, 3)
+
+
+@pytest.mark.parametrize(("size", "message"), [(11, "exceeds the 10 eligible"), (-1, "negative")])
+def test_a_pool_size_out_of_range_is_refused_naming_the_key(size, message):
+    with pytest.raises(ValueError, match=f"training.pool_size: .*{message}"):
+        training_pool(IDS, size)
+
+
+def test_a_small_pool_makes_tasks_recur_every_epoch():
+    pool, cursor, seen = training_pool(IDS, 4), DataCursor(seed=42), []
+    for _ in range(4):
+        ids, cursor = cursor.take(pool, 2)
+        seen += ids
+    assert sorted(seen) == sorted(pool * 2)
