@@ -37,7 +37,7 @@ from editcredit.rl.train_job import (
     train_segment_job,
 )
 from editcredit.settings import Settings
-from editcredit.stats.learning import learning_vs_control
+from editcredit.stats.learning import delta_ci, learning_vs_control
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -65,7 +65,9 @@ def summary(run: pd.DataFrame, control: pd.DataFrame, steps: int) -> dict:
         "p2p_regression_rate": float(live["p2p_regression"].mean()),
         "control_last_quarter": record["control_pass_last_quarter"],
         "delta_last_quarter": record["delta_last_quarter"],
+        "delta_last_quarter_ci": delta_ci(run, control, record["last_quarter_steps"]),
         "delta_after_first": record["delta_after_first"],
+        "delta_after_first_ci": delta_ci(run, control, list(range(2, steps + 1))),
         "first_step_equal": record["first_step_equal"],
     }
 

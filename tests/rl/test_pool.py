@@ -42,3 +42,37 @@ def test_a_small_pool_makes_tasks_recur_every_epoch():
         ids, cursor = cursor.take(pool, 2)
         seen += ids
     assert sorted(seen) == sorted(pool * 2)
+
+
+def test_the_control_replay_plays_the_pool_and_lists_it(tmp_path, monkeypatch):
+    import json
+
+    from jobfactory import run_control_replay
+    from policyfactory import toy_tasks
+
+    from editcredit.data.freeze import write_parquet
+    from editcredit.rl import train_job
+
+    tasks_file = tmp_path / "tasks.parquet"
+    write_parquet(toy_tasks(4), tasks_file)
+
+    class Workers:
+        def close(self):
+            pass
+
+        def describe(self):
+            return {"kind": "fake"}
+
+    pools = []
+    monkeypatch.setattr(train_job, "make_workers", lambda *a, **k: Workers())
+    monkeypatch.setattr(
+        train_job, "replay_control", lambda cfg, steps, pool, w, **kw: pools.append(pool) or []
+    )
+    out = tmp_path / "control" / "s42.parquet"
+    (tmp_path / "base").mkdir()  # a provenance input only: replay_control is faked
+    overrides = {"training.pool_size": 2, "training.grpo.tasks_per_step": 2}
+    receipt = run_control_replay(42, tmp_path / "base", out, tasks_file, overrides)
+    want = training_pool([t.instance_id for t in toy_tasks(4)], 2)
+    assert sorted(t.instance_id for t in pools[0]) == sorted(want)
+    assert receipt["pool"] == sorted(want)
+    assert json.loads(out.with_suffix(".json").read_text())["pool"] == sorted(want)

@@ -5,7 +5,12 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from editcredit.stats.learning import last_quarter, learning_vs_control, step_pass_rates
+from editcredit.stats.learning import (
+    delta_ci,
+    last_quarter,
+    learning_vs_control,
+    step_pass_rates,
+)
 
 
 def table(rows) -> pd.DataFrame:
@@ -57,3 +62,29 @@ def test_unknown_steps_stay_unknown():
     run = table([(1, 1, False), (2, 1, False)])
     rec = learning_vs_control(run, control, 2)
     assert rec["delta"] == [0.0, None] and rec["delta_last_quarter"] is None
+
+
+def groups(rows) -> pd.DataFrame:
+    """rows: (step, task, Y, masked)."""
+    return pd.DataFrame(rows, columns=["step", "instance_id", "Y", "masked"])
+
+
+def test_the_interval_of_a_constant_paired_difference_is_that_difference():
+    control = groups([(s, t, y, False) for s in (1, 2) for t in "ab" for y in (0, 1)])
+    run = groups([(s, t, 1, False) for s in (1, 2) for t in "ab" for _ in (0, 1)])
+    assert delta_ci(run, control, [1, 2], resamples=200) == (0.5, 0.5)
+
+
+def test_the_interval_pairs_groups_and_spans_their_spread():
+    control = groups([(1, t, 0, False) for t in "abcd"])
+    run = groups([(1, "a", 1, False), (1, "b", 1, False), (1, "c", 0, False), (1, "d", 0, False)])
+    low, high = delta_ci(run, control, [1], resamples=2000)
+    assert 0.0 <= low < 0.5 < high <= 1.0
+
+
+def test_masked_rollouts_and_other_steps_stay_out():
+    control = groups([(1, "a", 0, False), (2, "a", 0, False)])
+    run = groups([(1, "a", 1, True), (1, "a", 0, False), (2, "a", 1, False)])
+    assert delta_ci(run, control, [1], resamples=50) == (0.0, 0.0)
+    with pytest.raises(ValueError, match="no .step, task. group in steps \\[3\\]"):
+        delta_ci(run, control, [3])

@@ -254,6 +254,8 @@ def train_segment_job(
     volatile["run_seconds"] = run_seconds(earlier_seconds, volatile["steps"])
     if quarantine:
         receipt["quarantined"] = quarantine
+    if settings.pool_size:
+        receipt["pool"] = sorted(t.instance_id for t in pool)
     known = {}
     if base_check is not None:
         receipt["base_check"] = base_check
@@ -335,6 +337,8 @@ def control_replay_job(
     receipt["budget"], timed = split_ledger(guard.ledger())
     if quarantine:
         receipt["quarantined"] = quarantine
+    if settings.pool_size:
+        receipt["pool"] = sorted(t.instance_id for t in pool)
     known = {}
     if base_check is not None:
         receipt["base_check"] = base_check

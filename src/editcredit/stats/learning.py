@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["last_quarter", "learning_vs_control", "step_pass_rates"]
+__all__ = ["delta_ci", "last_quarter", "learning_vs_control", "step_pass_rates"]
 
 
 def step_pass_rates(rollouts: pd.DataFrame, endpoint_step: int) -> list[float | None]:
@@ -58,3 +58,29 @@ def learning_vs_control(
         "delta_after_first": _mean(delta[1:]),
         "first_step_equal": ran[0] is not None and ran[0] == base[0],
     }
+
+
+def delta_ci(
+    run: pd.DataFrame,
+    control: pd.DataFrame,
+    steps: list[int],
+    resamples: int = 10_000,
+    seed: int = 20260927,
+    level: float = 0.95,
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of the run's pass rate minus the control's over ``steps``,
+    resampling the paired (step, task) groups: each group's mean Y in the run minus the same
+    group's in the control (unmasked rollouts; a group missing on either side is left out)."""
+
+    def groups(rollouts: pd.DataFrame) -> pd.Series:
+        live = rollouts[~rollouts["masked"].astype(bool) & rollouts["step"].isin(steps)]
+        return live.groupby(["step", "instance_id"])["Y"].mean()
+
+    paired = (groups(run) - groups(control)).dropna().to_numpy(dtype=float)
+    if not len(paired):
+        raise ValueError(f"no (step, task) group in steps {steps} is in both run and control")
+    rng = np.random.default_rng(seed)
+    means = paired[rng.integers(0, len(paired), (resamples, len(paired)))].mean(axis=1)
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return float(low), float(high)
