@@ -133,6 +133,8 @@ def study_numbers(
         ("dppo_delta", "delta"),
     ):
         out[f"cfg.{name}"] = latex_escape(f"{grpo[key]:g}") if key in grpo else DASH
+    pool = int((training_cfg or {}).get("pool_size", 0))
+    out["cfg.pool"] = f"at most {count(pool)}" if pool else "every eligible"
     for rec in scores:
         e = rec["evalset"]
         out[f"eval.{e}.tasks"] = count(rec["n_tasks"])

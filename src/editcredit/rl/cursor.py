@@ -14,17 +14,14 @@ from dataclasses import asdict, dataclass
 from editcredit.audit.hashing import sha256_text
 
 
-def training_pool(task_ids: list[str], size: int) -> list[str]:
+def pool_of_size(task_ids: list[str], size: int) -> list[str]:
     """The first ``size`` of ``task_ids`` in SHA256(instance_id) order (all of them when
-    ``size`` is 0), in that order: the same for every arm and seed, fixed before anything is
-    played. It is the order in which an eval set with ``max_tasks`` keeps its tasks, so the
-    pool's tasks come first among the broad set's train tasks (trained and untrained parts)."""
+    ``size`` is 0 or at least their number), in that order: the same for every arm and seed,
+    fixed before anything is played. It is the order in which an eval set with ``max_tasks``
+    keeps its tasks, so the pool's tasks come first among the broad set's train tasks (its
+    trained and untrained parts)."""
     if size < 0:
         raise ValueError(f"config training.pool_size: {size} is negative")
-    if size > len(task_ids):
-        raise ValueError(
-            f"config training.pool_size: {size} exceeds the {len(task_ids)} eligible train tasks"
-        )
     ordered = sorted(task_ids, key=sha256_text)
     return ordered[:size] if size else ordered
 

@@ -32,7 +32,7 @@ from editcredit.policy.devices import bind_gpus
 from editcredit.protocol.budget import Budget, BudgetGuard, job_guard, split_ledger
 from editcredit.rl.config import TrainConfig
 from editcredit.rl.control import replay_control
-from editcredit.rl.cursor import training_pool
+from editcredit.rl.cursor import pool_of_size
 from editcredit.rl.gates import UpdateGateFailed
 from editcredit.rl.records import ROLLOUT_SCHEMA, write_table
 from editcredit.rl.segment import SegmentSpec, train_segment
@@ -179,8 +179,8 @@ class SegmentJob:
 
 
 def pool_tasks(tasks: list, size: int) -> list:
-    """The tasks of the training pool (``training.pool_size``, :func:`training_pool`)."""
-    chosen = set(training_pool([t.instance_id for t in tasks], int(size)))
+    """The tasks of the training pool (``training.pool_size``, :func:`pool_of_size`)."""
+    chosen = set(pool_of_size([t.instance_id for t in tasks], int(size)))
     return [t for t in tasks if t.instance_id in chosen]
 
 
