@@ -64,7 +64,7 @@ def test_generating_and_training_rules_request_one_gpu(dry_run):
             continue
         gpus = int(re.search(r"\bgpu=(\d+)", resources).group(1))
         assert gpus == (1 if rule in GPU_RULES else 0), (rule, resources)
-    assert sum(rule == "train_segment" for rule, _ in jobs) == 14  # 7 runs x 2 segments
+    assert sum(rule == "train_segment" for rule, _ in jobs) == 28  # 7 runs x 4 segments
 
 
 def _merge(a: dict, b: dict) -> dict:

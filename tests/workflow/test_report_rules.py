@@ -129,7 +129,7 @@ def test_workflow_writes_stats_tables_figures_and_paper(built):
     assert "claim gate M - B:" in (root / "logs" / "compare" / "M-B.log").read_text()
     costs = (root / "paper" / "tables" / "costs.tex").read_text()
     assert r"Run: spent / budget" in costs  # each run's spend beside its declared budget
-    assert r"M-s42 & 4\,000 / 1\,000\,000 & 200 / 20\,000" in costs
+    assert r"M-s42 & 8\,000 / 1\,000\,000 & 400 / 20\,000" in costs
 
 
 def test_gate_threshold_change_reruns_only_gate_tables_and_paper(built):
