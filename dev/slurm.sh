@@ -15,6 +15,7 @@
 #   EDITCREDIT_SLURM_DIR   the state directory (default: <repo>/.slurm; git ignores it)
 #   EDITCREDIT_SLURM_PORT  first of four consecutive TCP ports on 127.0.0.1: slurmctld, slurmd,
 #                          slurmdbd, MariaDB (default 6817, SLURM's own defaults for the first three)
+#   EDITCREDIT_SLURM_SYSTEM_CONF  the link srun reads by default (default /etc/slurm/slurm.conf)
 # Run as root (the daemons run as root; jobs run as the submitting user). Idempotent: `start`
 # on a running cluster checks it and returns; `stop` on a stopped one does nothing.
 set -euo pipefail
@@ -148,9 +149,31 @@ EOF
 # Inside a job, Snakemake's slurm-jobstep executor calls srun without SLURM_CONF (it drops the
 # SLURM_* variables), so srun reads the default /etc/slurm/slurm.conf: a link to ours, made only
 # where the machine has no slurm.conf of its own, removed by `stop`.
-SYSTEM_CONF=/etc/slurm/slurm.conf
+SYSTEM_CONF=${EDITCREDIT_SLURM_SYSTEM_CONF:-/etc/slurm/slurm.conf}
+# A link this script made for a cluster whose daemons are all gone (a machine restarted, a test
+# session killed before `stop`) is stale: it is replaced, with a line in the log.
+stale_system_link() {
+  [ -L "$SYSTEM_CONF" ] || return 1
+  local target other name pid
+  target=$(readlink "$SYSTEM_CONF")
+  if [ -e "$target" ]; then
+    head -n 1 "$target" | grep -q '^# written by dev/slurm.sh' || return 1
+  fi
+  other=$(dirname "$(dirname "$target")")
+  for name in slurmctld slurmd slurmdbd munged mariadbd; do
+    [ -s "$other/run/$name.pid" ] || continue
+    pid=$(cat "$other/run/$name.pid")
+    if kill -0 "$pid" 2>/dev/null; then return 1; fi
+  done
+  return 0
+}
+
 link_system_conf() {
   if [ -L "$SYSTEM_CONF" ] && [ "$(readlink "$SYSTEM_CONF")" = "$CONF" ]; then return; fi
+  if stale_system_link; then
+    log "replacing the stale link $SYSTEM_CONF -> $(readlink "$SYSTEM_CONF") (no daemon of that cluster runs)"
+    rm -f "$SYSTEM_CONF"
+  fi
   if [ -e "$SYSTEM_CONF" ] || [ -L "$SYSTEM_CONF" ]; then
     die "$SYSTEM_CONF exists (another cluster's, or another state directory's: $(readlink "$SYSTEM_CONF" || true)); stop that one or move it aside"
   fi
@@ -310,13 +333,16 @@ status() {
   if [ -n "$(alive slurmctld)" ]; then sinfo; fi
 }
 
-case "${1:-}" in
-  start) start ;;
-  stop) stop ;;
-  status) status ;;
-  env) echo "export SLURM_CONF=$CONF" ;;
-  *)
-    echo "usage: dev/slurm.sh start|stop|status|env" >&2
-    exit 2
-    ;;
-esac
+# Sourced (by the tests of its functions), it defines them and does nothing else.
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+  case "${1:-}" in
+    start) start ;;
+    stop) stop ;;
+    status) status ;;
+    env) echo "export SLURM_CONF=$CONF" ;;
+    *)
+      echo "usage: dev/slurm.sh start|stop|status|env" >&2
+      exit 2
+      ;;
+  esac
+fi

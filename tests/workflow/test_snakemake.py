@@ -52,9 +52,9 @@ def test_dry_run_lists_the_pending_targets(workdir):
     for rule in ("freeze_suite", "control", "all"):
         assert rule in out
     assert "data/frozen/minibugs/tasks.parquet" in out
-    # the plan's storage forecast: one line; nothing is built yet (7 runs x 2 segments)
+    # the plan's storage forecast: one line; nothing is built yet (7 runs x 4 segments)
     (line,) = [x for x in proc.stderr.splitlines() if x.startswith("storage forecast:")]
-    assert "14 segment checkpoint(s)" in line and line.endswith(": fits")
+    assert "28 segment checkpoint(s)" in line and line.endswith(": fits")
 
 
 def test_a_plan_that_does_not_fit_the_free_space_stops_before_any_job(workdir):
