@@ -128,6 +128,7 @@ class AgentSettings(Section):
     max_context_tokens: int
     temperature: float
     numbered_lines: bool
+    candidates: bool
     environment: str
     bash: BashSettings
 

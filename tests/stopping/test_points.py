@@ -7,6 +7,7 @@ import pyarrow as pa
 import pytest
 from taskfactory import make_calc_task
 
+from editcredit.agent.candidates import candidate_fixes
 from editcredit.agent.minibugs_env import MinibugsEnv
 from editcredit.stopping.build import CHECKPOINTS_SCHEMA, checkpoint_rows, sandbox_grader
 from editcredit.stopping.points import TrajectoryError, decision_points, replay_trees
@@ -118,3 +119,17 @@ def test_checkpoints_are_graded_once_per_tree_with_the_strict_grader(episode, do
     assert [r["correct_now"] for r in rows[:5]] == [0, 0, 1, 1, 1]
     assert {r["correct_end"] for r in rows} == {1}
     pa.Table.from_pylist(rows, schema=CHECKPOINTS_SCHEMA)  # the declared schema holds
+
+
+def test_tries_of_listed_candidates_replay_to_the_environments_trees(local_sandbox):
+    task = make_calc_task()
+    env = MinibugsEnv(local_sandbox, max_turns=10, candidates=True)
+    env.reset(task)
+    trees = []
+    for action in ["try 2", "run", "try 1", "run", "submit"]:
+        env.step(action)
+        trees.append(dict(env.tree))
+    turns = [t.to_dict() for t in env.turns]
+    assert replay_trees(task.files, turns, "traj", candidate_fixes(task)) == trees
+    with pytest.raises(TrajectoryError, match="turn 0"):
+        replay_trees(task.files, turns, "traj")  # without the list, a try cannot replay

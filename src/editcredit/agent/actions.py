@@ -8,6 +8,8 @@ One action per assistant turn::
     edit <path>:<n>    the same, anchored to line n: the old fragment must occur exactly once
     - <old fragment>   in that line (so it can be as short as one token; the environment with
     + <new fragment>   ``agent.numbered_lines`` shows each line's number)
+    try <k>            apply candidate fix k of the list the environment shows with
+                       ``agent.candidates`` (agent/candidates.py), undoing an earlier try
     run                run the tests on the current tree
     submit             end the episode with the current tree
 
@@ -27,6 +29,7 @@ from typing import Literal
 
 _EDIT = re.compile(r"edit (?P<path>[A-Za-z0-9_./-]+\.py)(?::(?P<line>[1-9][0-9]{0,5}))?")
 OLD_MARK, NEW_MARK = "- ", "+ "
+_TRY = re.compile(r"try (?P<k>[1-9][0-9]{0,3})")
 _TOKEN = re.compile(r"\w+|[-+*/%<>=!&|^~@]+|\s+|.")
 
 
@@ -34,12 +37,14 @@ _TOKEN = re.compile(r"\w+|[-+*/%<>=!&|^~@]+|\s+|.")
 class Action:
     """A parsed action."""
 
-    kind: Literal["edit", "run", "submit"]
+    kind: Literal["edit", "try", "run", "submit"]
     path: str = ""
     old: str = ""
     new: str = ""
     line: int = 0
     """The line (1-based) an edit is anchored to; 0: the old fragment is unique in the file."""
+    candidate: int = 0
+    """The candidate fix (from 1) a ``try`` applies."""
 
 
 class FormatError(ValueError):
@@ -56,6 +61,11 @@ def parse_action(text: str) -> Action:
         if len(lines) > 2 or (len(lines) == 2 and lines[1] != ""):
             raise FormatError(f"'{head}' takes no further lines")
         return Action(kind=head)
+    tried = _TRY.fullmatch(head)
+    if tried is not None:
+        if len(lines) > 2 or (len(lines) == 2 and lines[1] != ""):
+            raise FormatError("'try' takes no further lines")
+        return Action(kind="try", candidate=int(tried["k"]))
     match = _EDIT.fullmatch(head)
     if match is None:
         raise FormatError(f"unknown action: {head[:40]!r}")
@@ -76,6 +86,8 @@ def format_action(action: Action) -> str:
     if action.kind == "edit":
         where = f"{action.path}:{action.line}" if action.line else action.path
         return f"edit {where}\n{OLD_MARK}{action.old}\n{NEW_MARK}{action.new}"
+    if action.kind == "try":
+        return f"try {action.candidate}"
     return action.kind
 
 

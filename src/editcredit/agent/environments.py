@@ -69,7 +69,8 @@ def environment_factory(agent_cfg: dict[str, Any], sandbox_cfg: dict[str, Any]) 
         from editcredit.agent.minibugs_env import MinibugsEnv
 
         numbers = bool(agent_cfg.get("numbered_lines", False))
-        return lambda sandbox: MinibugsEnv(sandbox, turns, numbers)
+        candidates = bool(agent_cfg.get("candidates", False))
+        return lambda sandbox: MinibugsEnv(sandbox, turns, numbers, candidates)
     if kind == "bash":
         from editcredit.agent.bash_env import BashEnv
         from editcredit.sandbox.docker_backend import docker_client

@@ -11,6 +11,7 @@ from editcredit.agent.actions import (
     numbered,
     parse_action,
 )
+from editcredit.agent.candidates import candidate_fixes, candidate_listing, tree_with
 from editcredit.agent.protocol import Environment, TurnRecord, content_hash
 from editcredit.data.task import Task
 from editcredit.grading.grader import GradingReport, observe_tree
@@ -83,10 +84,18 @@ def run_selection(task: Task) -> list[str] | None:
 class MinibugsEnv(Environment):
     """Fragment-edit environment over a task's inline tree; tests run through the sandbox."""
 
-    def __init__(self, sandbox: Sandbox, max_turns: int = 6, numbered_lines: bool = False) -> None:
+    def __init__(
+        self,
+        sandbox: Sandbox,
+        max_turns: int = 6,
+        numbered_lines: bool = False,
+        candidates: bool = False,
+    ) -> None:
         self.sandbox = sandbox
         self.max_turns = max_turns
         self.numbered_lines = numbered_lines
+        self.shows_candidates = candidates
+        self.candidates = []
         self._task: Task | None = None
 
     def reset(self, task: Task) -> str:
@@ -98,6 +107,7 @@ class MinibugsEnv(Environment):
         self.begin_episode()
         self.test_runs = 0
         self.infra_failures = 0  # test runs that failed for infrastructure reasons
+        self.candidates = candidate_fixes(task) if self.shows_candidates else []
         return self.initial_observation(task)
 
     def initial_observation(self, task: Task) -> str:
@@ -110,7 +120,10 @@ class MinibugsEnv(Environment):
             view = "\n".join(
                 f"{p}:\n{show(self.tree[p])}" for p in sorted(self.tree) if p not in task.test_paths
             )
-        return f"{task.problem_statement.strip()}\n\n{view}"
+        shown = f"{task.problem_statement.strip()}\n\n{view}"
+        if self.shows_candidates:
+            shown += "\n\n" + candidate_listing(self.candidates)
+        return shown
 
     def step(self, action_text: str) -> tuple[str, bool]:
         if self._task is None or self._end_reason:
@@ -121,6 +134,8 @@ class MinibugsEnv(Environment):
             record.kind = action.kind
             if action.kind == "edit":
                 record.changes, observation = self._edit(action)
+            elif action.kind == "try":
+                record.changes, observation = self._try(action.candidate)
             elif action.kind == "run":
                 self.test_runs += 1
                 observation = self._run_visible()
@@ -162,6 +177,21 @@ class MinibugsEnv(Environment):
         self.tree[path] = after
         self.store[content_hash(after)] = after
         return {path: (content_hash(before), content_hash(after))}, f"{path} edited"
+
+    def _try(self, number: int):
+        if not self.shows_candidates:  # parsed, so not a format error: a no-op
+            return {}, "no candidate fixes are shown; nothing changed"
+        if not 1 <= number <= len(self.candidates):
+            return {}, f"no candidate {number}; nothing changed"
+        assert self._task is not None and self._task.files is not None
+        candidate = self.candidates[number - 1]
+        path = candidate.path
+        before, after = self.tree[path], tree_with(self._task.files, candidate)
+        if after == before:
+            return {}, f"candidate {number} is already applied; {path} unchanged"
+        self.tree[path] = after
+        self.store[content_hash(after)] = after
+        return {path: (content_hash(before), content_hash(after))}, f"candidate {number} applied"
 
     def final_patch(self) -> str:
         assert self._task is not None and self._task.files is not None

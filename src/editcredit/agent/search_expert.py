@@ -145,6 +145,10 @@ def search_episode(
         shared = random.Random(f"{pool_seed}:{task.instance_id}:pool")
         candidates = search_order(candidates, kinds, shared)[:pool]
     order = search_order(candidates, kinds, rng)
+    if getattr(env, "shows_candidates", False):
+        number = {(c.line, c.new): c.number for c in env.candidates}
+        tries = [number[(c.line, c.new)] for c in order if (c.line, c.new) in number]
+        return _try_in_turn(act, tries, max_turns, observations, actions, env)
     for cand in order:
         if len(actions) + 3 > max_turns:
             break
@@ -164,6 +168,26 @@ def search_episode(
             break
         _, done = act(format_action(back))
         if done:
+            break
+    if not env.end_reason and len(actions) < max_turns:
+        act("submit")
+    return observations[: len(actions)], actions
+
+
+def _try_in_turn(act, tries, max_turns, observations, actions, env):
+    """The search through the environment's numbered candidates (``agent.candidates``):
+    ``try <k>``, run, submit when the visible tests pass, else the next candidate."""
+    for number in tries:
+        if len(actions) + 3 > max_turns:
+            break
+        _, done = act(f"try {number}")
+        if done:
+            break
+        observation, done = act("run")
+        if done:
+            break
+        if visible_tests_pass(observation):
+            act("submit")
             break
     if not env.end_reason and len(actions) < max_turns:
         act("submit")

@@ -22,6 +22,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from editcredit.agent.candidates import candidate_fixes
 from editcredit.audit.provenance import write_result_json, write_result_parquet
 from editcredit.audit.volatile import write_volatile
 from editcredit.data.freeze import load_tasks
@@ -173,6 +174,7 @@ def checkpoint_rows(
             row["loss_mask"],
             row["logprobs"],
             where,
+            candidate_fixes(task),
         )
         for p in points:
             key = (task.instance_id, tree_sha256(p.tree))

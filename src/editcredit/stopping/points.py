@@ -23,7 +23,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from editcredit.agent.actions import FormatError, apply_action_edit, parse_action
+from editcredit.agent.actions import FormatError, apply_action_edit, format_action, parse_action
+from editcredit.agent.candidates import Candidate, tree_with
 from editcredit.sandbox.patches import diff_trees
 
 #: feature columns of checkpoints.parquet (the protocol lists those its models use)
@@ -69,8 +70,14 @@ def visible_run_counts(observation: str) -> tuple[int, int] | None:
     return (int(m[1]), int(m[2])) if m else None
 
 
-def replay_trees(files: Mapping[str, str], turns: Sequence[Mapping[str, Any]], where: str):
-    """The tree after each turn (a list, one per turn), replaying the recorded edits."""
+def replay_trees(
+    files: Mapping[str, str],
+    turns: Sequence[Mapping[str, Any]],
+    where: str,
+    candidates: Sequence[Candidate] = (),
+):
+    """The tree after each turn (a list, one per turn), replaying the recorded edits (a
+    ``try`` applies its candidate of ``candidates``, the environment's list for the task)."""
     tree = dict(files)
     trees = []
     for t in turns:
@@ -80,24 +87,31 @@ def replay_trees(files: Mapping[str, str], turns: Sequence[Mapping[str, Any]], w
                 action = parse_action(t["action_text"])
             except FormatError as exc:
                 raise TrajectoryError(f"{where} turn {t['turn']}: unparsable edit ({exc})") from exc
-            if action.kind != "edit" or set(changes) != {action.path}:
+            tried = None
+            if action.kind == "try" and 1 <= action.candidate <= len(candidates):
+                tried = candidates[action.candidate - 1]
+            path = tried.path if tried is not None else action.path
+            if action.kind not in ("edit", "try") or set(changes) != {path}:
                 raise TrajectoryError(
                     f"{where} turn {t['turn']}: changes {sorted(changes)} "
-                    f"do not match the action {action.kind} {action.path}"
+                    f"do not match the action {format_action(action)!r}"
                 )
-            before, after = changes[action.path]
-            current = tree.get(action.path)
+            before, after = changes[path]
+            current = tree.get(path)
             if current is None or sha256_text(current) != before:
                 raise TrajectoryError(
-                    f"{where} turn {t['turn']}: {action.path} is not at the recorded 'before' hash"
+                    f"{where} turn {t['turn']}: {path} is not at the recorded 'before' hash"
                 )
-            new, why = apply_action_edit(current, action)
+            if tried is not None:
+                new, why = tree_with(dict(files), tried), "the candidate's tree"
+            else:
+                new, why = apply_action_edit(current, action)
             if new is None or sha256_text(new) != after:
                 raise TrajectoryError(
                     f"{where} turn {t['turn']}: replaying the edit of "
-                    f"{action.path} does not give the recorded 'after' ({why})"
+                    f"{path} does not give the recorded 'after' ({why})"
                 )
-            tree[action.path] = new
+            tree[path] = new
         trees.append(dict(tree))
     return trees
 
@@ -133,11 +147,12 @@ def decision_points(
     loss_mask: Sequence[int],
     logprobs: Sequence[float],
     where: str = "trajectory",
+    candidates: Sequence[Candidate] = (),
 ) -> list[DecisionPoint]:
     """Every decision point of a trajectory, in order (see the module docstring)."""
     if not turns:
         raise TrajectoryError(f"{where}: no assistant turn")
-    trees = replay_trees(files, turns, where)
+    trees = replay_trees(files, turns, where, candidates)
     edit_turns = [int(t["turn"]) for t in turns if t.get("changes")]
     starts = _block_starts(edit_turns)
     generated_by_turn: dict[int, int] = {}
