@@ -42,14 +42,14 @@ def test_the_list_is_the_seed_functions_reversals_in_source_order():
         (1, 3, "    return a + b"),
         (2, 3, "    return b - a"),
     ]
-    assert [candidate_line(c) for c in cands] == ["1: line 3: - -> +", "2: line 3: a - b -> b - a"]
+    assert [candidate_line(c) for c in cands] == ["1: @3 - -> +", "2: @3 a - b -> b - a"]
 
 
 @pytest.mark.parametrize(
     ("old", "new", "shown"),
     [
-        ("    if not (a < b):", "    if (a < b):", "4: line 2: delete not"),
-        ("    x = a < b", "    x = a <= b", "4: line 2: < -> <="),
+        ("    if not (a < b):", "    if (a < b):", "4: @2 delete not"),
+        ("    x = a < b", "    x = a <= b", "4: @2 < -> <="),
     ],
 )
 def test_a_candidate_shows_the_smallest_change_of_its_line(old, new, shown):
@@ -65,7 +65,7 @@ def test_no_seed_function_no_candidates():
 def test_the_environment_lists_the_candidates_only_when_asked(local_sandbox):
     task = make_calc_task()
     shown = MinibugsEnv(local_sandbox, 6, candidates=True).reset(task)
-    listing = "candidate fixes (try <k>):\n1: line 3: - -> +\n2: line 3: a - b -> b - a"
+    listing = "candidate fixes (try <k>):\n1: @3 - -> +\n2: @3 a - b -> b - a"
     assert shown.endswith(listing)
     assert "candidate" not in MinibugsEnv(local_sandbox, 6).reset(task)
 
