@@ -5,10 +5,10 @@ reversal of a planted bug that the project's mutation operators (and ``not x`` -
 write in that function, numbered in source order, each as the smallest fragment of its line
 that changes (``3: @7 < -> <=``: candidate 3, line 7). The action ``try <k>`` sets the
 function's file to the task's tree with candidate k applied and nothing else (an earlier try
-is undone by the same turn). Nothing on the list says which candidate is right: about half the holdout functions hold
-their fix among them (docs/base-policy.md), and only a test run tells. The agent still has to
-choose, run, read the result and choose again; what it no longer has to do is copy text it
-cannot read.
+is undone by the same turn). Nothing on the list says which candidate is right: about half
+the holdout functions hold their fix among them (docs/base-policy.md), and only a test run
+tells. The agent still has to choose, run, read the result and choose again; what it no longer
+has to do is copy text it cannot read.
 
 Pure functions: the list is a function of the task's tree and its seed function alone, so a
 recorded ``try`` replays exactly (stopping/points.py).
