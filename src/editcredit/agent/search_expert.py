@@ -146,18 +146,23 @@ def search_episode(
         candidates = search_order(candidates, kinds, shared)[:pool]
     order = search_order(candidates, kinds, rng)
     if getattr(env, "shows_candidates", False):
+        # the environment's numbered list (agent.candidates): a try replaces the previous one
         number = {(c.line, c.new): c.number for c in env.candidates}
-        tries = [number[(c.line, c.new)] for c in order if (c.line, c.new) in number]
-        return _try_in_turn(act, tries, max_turns, observations, actions, env)
-    for cand in order:
+        steps = [
+            (f"try {number[(c.line, c.new)]}", None) for c in order if (c.line, c.new) in number
+        ]
+    else:
+        steps = []
+        for cand in order:
+            there = _edit(lines, path, cand.line, cand.new, style)
+            changed = [*lines[: cand.line - 1], cand.new, *lines[cand.line :]]
+            back = _edit(changed, path, cand.line, cand.old, style)
+            if there is not None and back is not None:
+                steps.append((format_action(there), format_action(back)))
+    for there, back in steps:
         if len(actions) + 3 > max_turns:
             break
-        there = _edit(lines, path, cand.line, cand.new, style)
-        changed = [*lines[: cand.line - 1], cand.new, *lines[cand.line :]]
-        back = _edit(changed, path, cand.line, cand.old, style)
-        if there is None or back is None:
-            continue
-        _, done = act(format_action(there))
+        _, done = act(there)
         if done:
             break
         observation, done = act("run")
@@ -166,29 +171,10 @@ def search_episode(
         if visible_tests_pass(observation):
             act("submit")
             break
-        _, done = act(format_action(back))
-        if done:
-            break
-    if not env.end_reason and len(actions) < max_turns:
-        act("submit")
-    return observations[: len(actions)], actions
-
-
-def _try_in_turn(act, tries, max_turns, observations, actions, env):
-    """The search through the environment's numbered candidates (``agent.candidates``):
-    ``try <k>``, run, submit when the visible tests pass, else the next candidate."""
-    for number in tries:
-        if len(actions) + 3 > max_turns:
-            break
-        _, done = act(f"try {number}")
-        if done:
-            break
-        observation, done = act("run")
-        if done:
-            break
-        if visible_tests_pass(observation):
-            act("submit")
-            break
+        if back is not None:
+            _, done = act(back)
+            if done:
+                break
     if not env.end_reason and len(actions) < max_turns:
         act("submit")
     return observations[: len(actions)], actions
