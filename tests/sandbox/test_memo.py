@@ -72,6 +72,28 @@ def test_only_reports_of_runs_inside_their_limits_are_reused(first, reused):
     assert (memo.hits, memo.misses) == ((1, 1) if reused else (0, 2))
 
 
+@pytest.mark.parametrize(
+    "first, reused",
+    [
+        (report("finished", timeouts=[TIMEOUT]), True),
+        (report("finished", collect=CollectTimeout(seconds=11.0)), True),
+        (report("timeout"), True),
+        (report("finished"), True),
+        (report("not_run"), True),
+        (report("sandbox_died"), False),  # the machine, not the tree: graded again
+        (report("no_report"), False),
+    ],
+)
+def test_the_experts_memo_keeps_runs_stopped_by_their_limits(first, reused):
+    assert reusable(first, keep_timeouts=True) is reused
+    box = Counting(first)
+    memo = GradingMemo(box, keep_timeouts=True)
+    task = make_calc_task()
+    memo.grade(task, "p")
+    assert (memo.grade(task, "p") is first) is reused
+    assert len(box.calls) == (1 if reused else 2)
+
+
 def test_the_key_is_task_patch_and_selection():
     task = make_calc_task()
     view = visible_view(task)

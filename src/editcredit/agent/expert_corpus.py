@@ -10,7 +10,8 @@ import ast
 import builtins
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -38,26 +39,43 @@ def expert_environment(agent_cfg: dict[str, Any], sandbox_cfg: dict[str, Any]) -
     return environment_factory(agent_cfg, sandbox_cfg)
 
 
+def round_robin(keys: Sequence[Hashable]) -> list[int]:
+    """Job indices in round-robin order over their keys (tasks): every task's first episode,
+    then every task's second, ...; within a round, the jobs' own order."""
+    seen: Counter = Counter()
+    rank = []
+    for key in keys:
+        rank.append(seen[key])
+        seen[key] += 1
+    return sorted(range(len(keys)), key=lambda i: (rank[i], i))
+
+
 def play_batches(
     play: Callable[[Any], Any],
     jobs: Sequence[Any],
     memo: GradingMemo,
     workers: int,
     budget: BudgetGuard | None,
+    keys: Sequence[Hashable] | None = None,
 ) -> list[Any]:
-    """``play`` each job on ``workers`` threads, :data:`EXPERT_BATCH` jobs at a time, in order;
-    with a ``budget`` each batch is checked before it starts and its gradings and wall time
-    added after (the episodes are the same whatever the batching)."""
-    out: list[Any] = []
+    """``play`` each job on ``workers`` threads, :data:`EXPERT_BATCH` jobs at a time; with a
+    ``budget`` each batch is checked before it starts and its gradings and wall time added
+    after. With ``keys`` (each job's task) the jobs are played round-robin over the tasks, so
+    that concurrent workers meet different tasks instead of waiting for each other's shared
+    gradings. The results come back in the jobs' order, and the episodes are the same whatever
+    the order and batching (the memo's reports are the trees' own)."""
+    order = round_robin(keys) if keys is not None else list(range(len(jobs)))
+    out: list[Any] = [None] * len(jobs)
     with ThreadPoolExecutor(workers) as ex:
-        for start in range(0, len(jobs), EXPERT_BATCH):
-            batch = jobs[start : start + EXPERT_BATCH]
+        for start in range(0, len(order), EXPERT_BATCH):
+            batch = order[start : start + EXPERT_BATCH]
             if budget is not None:
                 budget.check(
                     f"expert batch {start // EXPERT_BATCH + 1} (episodes {start + 1}..)", "expert"
                 )
             clock, graded = time.monotonic(), memo.misses
-            out += list(ex.map(play, batch))
+            for index, episode in zip(batch, ex.map(lambda i: play(jobs[i]), batch), strict=True):
+                out[index] = episode
             if budget is not None:
                 seconds = time.monotonic() - clock
                 budget.add(
@@ -90,9 +108,14 @@ def expert_corpus(
             )
             if actions:
                 jobs.append((task, actions))
-    memo = GradingMemo(sandbox)
+    memo = GradingMemo(sandbox, keep_timeouts=True)  # a looping tree costs its limits once
     episodes = play_batches(
-        lambda job: run_expert_episode(make_env(memo), *job), jobs, memo, workers, budget
+        lambda job: run_expert_episode(make_env(memo), *job),
+        jobs,
+        memo,
+        workers,
+        budget,
+        [task.instance_id for task, _ in jobs],
     )
     return episodes, [seed_identifiers(task) for task, _ in jobs]
 
@@ -116,7 +139,7 @@ def search_corpus(
         for task in tasks
         for k in range(int(cfg["episodes_per_task"]))
     ]
-    memo = GradingMemo(sandbox)
+    memo = GradingMemo(sandbox, keep_timeouts=True)  # a looping tree costs its limits once
 
     def play(job):
         task, rng = job
@@ -130,7 +153,8 @@ def search_corpus(
             bar.update(1)
             return episode
 
-        episodes = play_batches(played, jobs, memo, workers, budget)
+        keys = [task.instance_id for task, _ in jobs]
+        episodes = play_batches(played, jobs, memo, workers, budget, keys)
     kept = [(e, seed_identifiers(t)) for e, (t, _) in zip(episodes, jobs, strict=True) if e[1]]
     return [e for e, _ in kept], [n for _, n in kept]
 

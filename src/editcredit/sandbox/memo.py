@@ -11,6 +11,10 @@ Only reports of a run that finished inside its limits are kept: a run that timed
 left no report says something about the machine at that moment, so the next caller grades
 afresh (load never turns a correct patch into a failure for every later sample). Concurrent
 callers of one key wait for the first one's grading instead of running the tests twice.
+
+The experts' corpus of a base (``keep_timeouts``) also keeps a run whose tests hit their time
+limits: a candidate fix that makes a loop run forever is met again by every episode of its
+task, and would cost its limits each time; a run that died or left no report is never kept.
 """
 
 from __future__ import annotations
@@ -33,9 +37,12 @@ def grading_key(task: Task, patch: str, select: list[str] | None) -> tuple[str, 
     return (task.sha256(), hashlib.sha256(patch.encode()).hexdigest(), "\0".join(select or ()))
 
 
-def reusable(report: SandboxReport) -> bool:
+def reusable(report: SandboxReport, keep_timeouts: bool = False) -> bool:
     """A report any later grading of the same key would reproduce: the run finished (or the
-    patch did not apply, so nothing ran) with no test or collection timeout."""
+    patch did not apply, so nothing ran) with no test or collection timeout; with
+    ``keep_timeouts`` also a run that finished or stopped on its time limits."""
+    if keep_timeouts and report.run_status in ("finished", "timeout"):
+        return True
     return (
         report.run_status in ("finished", "not_run")
         and not report.timeouts
@@ -47,10 +54,12 @@ class GradingMemo:
     """A sandbox (or pool) that grades each distinct key once; other attributes pass through.
 
     ``hits`` counts gradings answered from the memo, ``misses`` the ones that reached the
-    sandbox (what a budget counts)."""
+    sandbox (what a budget counts). ``keep_timeouts``: reports of runs stopped by their time
+    limits are kept too (the experts' corpus only, see the module's doc)."""
 
-    def __init__(self, sandbox: Any) -> None:
+    def __init__(self, sandbox: Any, keep_timeouts: bool = False) -> None:
         self.sandbox = sandbox
+        self.keep_timeouts = keep_timeouts
         self.hits = 0
         self.misses = 0
         self._done: dict[tuple[str, ...], SandboxReport] = {}
@@ -69,7 +78,7 @@ class GradingMemo:
                 self._running[key] = mine
         if waiting is not None:
             report = waiting.result()
-            if reusable(report):
+            if reusable(report, self.keep_timeouts):
                 with self._lock:
                     self.hits += 1
                 return report
@@ -84,7 +93,7 @@ class GradingMemo:
         with self._lock:
             self.misses += 1
             del self._running[key]
-            if reusable(report):
+            if reusable(report, self.keep_timeouts):
                 self._done[key] = report
         mine.set_result(report)
         return report
