@@ -29,29 +29,50 @@ from editcredit.policy.generator_factory import load_generator  # noqa: E402
 from editcredit.sandbox.pool import SandboxPool  # noqa: E402
 
 
+def probe_rows(
+    model_dir: str, cfg: dict, plan: list[tuple[list, int, str, int]], threads: int
+) -> list[list[dict]]:
+    """Trajectory rows of ``model_dir`` for each (tasks, samples, key prefix, seed offset) of
+    ``plan``, rolled out and graded in the configured sandbox, one list per entry."""
+    import torch
+
+    torch.set_num_threads(threads)
+    generator, chat = load_generator(model_dir, torch.device("cpu"), cfg["generation"])
+    rollout = RolloutConfig.from_agent(cfg["agent"])
+    seed, workers = int(cfg["probe"]["seed"]), int(cfg["sandbox"]["workers"])
+    with SandboxPool(cfg["sandbox"]["backend"], cfg["sandbox"], workers) as pool:
+        common = (pool, generator, chat, rollout, environment_factory(cfg["agent"], cfg["sandbox"]))
+        rest = (cfg["reward"], cfg["grading"], workers)
+        return [
+            rollout_and_grade(tasks, samples, prefix, *common, seed + offset, *rest)
+            for tasks, samples, prefix, offset in plan
+        ]
+
+
+def suite_tasks(cfg: dict, split: str) -> list:
+    """The tasks of one split of ``models.tiny.suite``'s frozen suite, in the suite's order
+    (the order rule ``probe`` rolls them out in)."""
+    suite = cfg["models"]["tiny"]["suite"]
+    tasks = load_tasks(HERE.parent / "data" / "frozen" / suite / "tasks.parquet")
+    return [t for t in tasks if t.split == split]
+
+
+def by_id(task) -> str:
+    return task.instance_id
+
+
 def train_dev_figures(
     model_dir: str, cfg: dict, train_tasks: int, samples: int, dev_samples: int, threads: int
 ) -> dict:
     """The probe's figures of ``model_dir`` on the first ``train_tasks`` train tasks by id
     (``samples`` each) and every dev task (``dev_samples`` each), graded in the configured
     sandbox; no holdout figure."""
-    import torch
-
-    torch.set_num_threads(threads)
-    suite = cfg["models"]["tiny"]["suite"]
-    tasks = load_tasks(HERE.parent / "data" / "frozen" / suite / "tasks.parquet")
-    train = sorted((t for t in tasks if t.split == "train"), key=lambda t: t.instance_id)
-    train = train[:train_tasks]
-    dev = [t for t in tasks if t.split == "dev"]
-    generator, chat = load_generator(model_dir, torch.device("cpu"), cfg["generation"])
-    rollout = RolloutConfig.from_agent(cfg["agent"])
-    seed, workers = int(cfg["probe"]["seed"]), int(cfg["sandbox"]["workers"])
     start = time.monotonic()
-    with SandboxPool(cfg["sandbox"]["backend"], cfg["sandbox"], workers) as pool:
-        common = (pool, generator, chat, rollout, environment_factory(cfg["agent"], cfg["sandbox"]))
-        rest = (cfg["reward"], cfg["grading"], workers)
-        train_rows = rollout_and_grade(train, samples, "probe-train", *common, seed, *rest)
-        dev_rows = rollout_and_grade(dev, dev_samples, "probe-dev", *common, seed + 2, *rest)
+    plan = [
+        (sorted(suite_tasks(cfg, "train"), key=by_id)[:train_tasks], samples, "probe-train", 0),
+        (suite_tasks(cfg, "dev"), dev_samples, "probe-dev", 2),
+    ]
+    train_rows, dev_rows = probe_rows(model_dir, cfg, plan, threads)
     figures = probe_figures(train_rows, [], dev_rows)
     for key in ("holdout_pass_at_1", "holdout_groups", "holdout_share_groups_with_reward_variance"):
         figures.pop(key, None)
