@@ -93,21 +93,68 @@ def test_temperature_must_be_positive(saved):
         gen.generate([chat.conversation().start("x")], 4, 0.0, seed=1)
 
 
-def test_weighted_loss_with_zero_observation_weight_is_the_masked_lm_loss(saved):
+def _padded_examples(chat):
+    """Two episodes of different lengths: the shorter row is right-padded in a batch."""
+    rows = []
+    for text, action in (("tests: 4 passed", "run"), ("tests: 1 failed\nassert 3 == 4", "submit")):
+        obs = chat.conversation().start(text)
+        act = [*chat.encode_text(action), chat.end_of_turn]
+        rows.append((obs + act, [0] * len(obs) + [1] * len(act)))
+    assert len(rows[0][0]) != len(rows[1][0])
+    return rows
+
+
+def _real_tokens(examples, width):
+    """The attention mask of a right-padded batch: 1 on each row's own tokens."""
+    return torch.tensor([[int(k < len(seq)) for k in range(width)] for seq, _ in examples])
+
+
+def _reference_loss(model, ids, weights, attn):
+    """The weighted loss the plain way: an attention mask on the padding, logits everywhere."""
+    logits = model(input_ids=ids, attention_mask=attn).logits[:, :-1]
+    ce = torch.nn.functional.cross_entropy(
+        logits.reshape(-1, logits.size(-1)), ids[:, 1:].reshape(-1), reduction="none"
+    )
+    w = weights[:, 1:].reshape(-1)
+    return (ce * w).sum() / w.sum()
+
+
+@pytest.mark.parametrize("obs_weight", [0.0, 0.5])
+def test_weighted_loss_and_gradient_equal_the_masked_full_logits_loss(saved, obs_weight):
     from editcredit.policy.sft import _batch, weighted_lm_loss
 
     _, chat, model = _generator(saved)
-    obs = chat.conversation().start("tests: 4 passed")
-    act = [*chat.encode_text("run"), chat.end_of_turn]
-    examples = [(obs + act, [0] * len(obs) + [1] * len(act))]
-    ids, attn, weights = _batch(examples, chat.pad, 0.0, torch.device("cpu"))
-    labels = torch.where(weights > 0, ids, torch.full_like(ids, -100))
-    with torch.no_grad():
-        expected = model(input_ids=ids, attention_mask=attn, labels=labels).loss
-        ours = weighted_lm_loss(model, ids, attn, weights)
-    assert float(ours) == pytest.approx(float(expected), rel=1e-5)
-    _, _, with_obs = _batch(examples, chat.pad, 0.5, torch.device("cpu"))
-    assert float(with_obs[0, 1]) == 0.5 and float(with_obs[0, -1]) == 1.0
+    examples = _padded_examples(chat)
+    ids, weights = _batch(examples, chat.pad, obs_weight, torch.device("cpu"))
+    attn = _real_tokens(examples, ids.size(1))
+    assert int((attn == 0).sum()) > 0  # the shorter row carries padding
+
+    def loss_and_grads(fn):
+        model.zero_grad()
+        loss = fn()
+        loss.backward()
+        return loss.item(), [p.grad.clone() for p in model.parameters() if p.grad is not None]
+
+    ours, ours_g = loss_and_grads(lambda: weighted_lm_loss(model, ids, weights))
+    ref, ref_g = loss_and_grads(lambda: _reference_loss(model, ids, weights, attn))
+    model.zero_grad()
+    assert ours == pytest.approx(ref, rel=1e-5)
+    assert len(ours_g) == len(ref_g)
+    for a, b in zip(ours_g, ref_g, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-6)
+    if obs_weight == 0.0:  # the actions alone: HF's own masked-label loss
+        labels = torch.where(weights > 0, ids, torch.full_like(ids, -100))
+        with torch.no_grad():
+            hf = model(input_ids=ids, attention_mask=attn, labels=labels).loss
+        assert ours == pytest.approx(float(hf), rel=1e-5)
+
+
+def test_observation_weight_reaches_observation_tokens(saved):
+    from editcredit.policy.sft import _batch
+
+    _, chat, _ = _generator(saved)
+    _, weights = _batch(_padded_examples(chat)[:1], chat.pad, 0.5, torch.device("cpu"))
+    assert float(weights[0, 1]) == 0.5 and float(weights[0, -1]) == 1.0
 
 
 def test_auto_tokenizer_reads_the_same_tokens_as_training(saved):

@@ -63,28 +63,33 @@ def chat_example(
 
 
 def _batch(examples, pad_id: int, obs_weight: float, device):
-    """Ids, attention mask and per-token loss weights (1 on actions, ``obs_weight`` on the
-    observations the policy reads: a language-modelling signal that teaches the code)."""
+    """Ids and per-token loss weights (1 on actions, ``obs_weight`` on the observations the
+    policy reads: a language-modelling signal that teaches the code), right-padded (weight 0 on
+    padding)."""
     width = max(len(ids) for ids, _ in examples)
     ids = torch.full((len(examples), width), pad_id, dtype=torch.long)
     weights = torch.zeros((len(examples), width), dtype=torch.float32)
-    attn = torch.zeros((len(examples), width), dtype=torch.long)
     for row, (seq, mask) in enumerate(examples):
         n = len(seq)
         ids[row, :n] = torch.tensor(seq)
-        attn[row, :n] = 1
         weights[row, :n] = torch.tensor([1.0 if m else obs_weight for m in mask])
-    return ids.to(device), attn.to(device), weights.to(device)
+    return ids.to(device), weights.to(device)
 
 
-def weighted_lm_loss(model, ids, attn, weights) -> torch.Tensor:
-    """Next-token cross-entropy, each target token weighted, normalised by the weight sum."""
-    logits = model(input_ids=ids, attention_mask=attn).logits[:, :-1].float()
+def weighted_lm_loss(model, ids, weights) -> torch.Tensor:
+    """Next-token cross-entropy, each target token weighted, normalised by the weight sum.
+
+    Rows are right-padded, so causal attention alone keeps every real token from seeing the
+    padding: no attention mask is passed, which lets SDPA take its fused causal kernel instead
+    of materialising a mask. The output head and the cross-entropy run only on the positions
+    whose target weighs more than 0 (with observation weight 0, the actions alone). Both leave
+    the loss and its gradient what they were, up to the order of floating-point sums."""
+    hidden = model.base_model(input_ids=ids).last_hidden_state[:, :-1]
     targets, w = ids[:, 1:], weights[:, 1:]
-    ce = torch.nn.functional.cross_entropy(
-        logits.reshape(-1, logits.size(-1)), targets.reshape(-1), reduction="none"
-    )
-    return (ce * w.reshape(-1)).sum() / w.sum().clamp(min=1e-8)
+    keep = w > 0
+    logits = model.get_output_embeddings()(hidden[keep]).float()
+    ce = torch.nn.functional.cross_entropy(logits, targets[keep], reduction="none")
+    return (ce * w[keep]).sum() / w.sum().clamp(min=1e-8)
 
 
 def _grouped_order(examples, batch_size: int, grouping: int, rng: random.Random) -> list[int]:
@@ -164,8 +169,8 @@ def train_sft(
                 order += _grouped_order(examples, cfg.batch_size, cfg.length_grouping, rng)
             picked += [examples[i] for i in order[: cfg.batch_size]]
             del order[: cfg.batch_size]
-        ids, attn, weights = _batch(picked, pad_id, cfg.observation_loss_weight, device)
-        loss = weighted_lm_loss(model, ids, attn, weights)
+        ids, weights = _batch(picked, pad_id, cfg.observation_loss_weight, device)
+        loss = weighted_lm_loss(model, ids, weights)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
