@@ -45,6 +45,23 @@ def test_reversal_candidates_by_kind(kinds, expected):
         assert c.old == SOURCE.split("\n")[c.line - 1] and c.path == "m.py"
 
 
+def test_reversal_candidates_are_enumerated_once_per_distinct_call(monkeypatch):
+    from editcredit.agent import search_expert
+
+    calls = []
+    real = search_expert.enumerate_mutations
+    monkeypatch.setattr(
+        search_expert, "enumerate_mutations", lambda *a: calls.append(a) or real(*a)
+    )
+    source = SOURCE.replace("a - 1", "a - 7")  # a source no other test has cached
+    first = reversal_candidates(source, "m.py", "f", ALL)
+    first.clear()  # the caller's list is its own
+    again = reversal_candidates(source, "m.py", "f", dict(reversed(list(ALL.items()))))
+    assert len(calls) == 1 and again and again == reversal_candidates(source, "m.py", "f", ALL)
+    assert reversal_candidates(source, "m.py", "f", {**ALL, UNNEGATE: 0.0}) != again
+    assert len(calls) == 2
+
+
 def test_search_order_is_seeded_and_follows_the_weights():
     cands = reversal_candidates(SOURCE, "m.py", "f", ALL)
     a = search_order(cands, ALL, random.Random(3))

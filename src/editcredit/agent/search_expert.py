@@ -12,6 +12,7 @@ procedure transfers to functions never seen in training.
 from __future__ import annotations
 
 import ast
+import functools
 import math
 import random
 from dataclasses import dataclass
@@ -76,7 +77,18 @@ def reversal_candidates(
 ) -> list[Reversal]:
     """Single-line repairs of ``function`` of the kinds with a positive weight in ``kinds``
     (operator names of :mod:`editcredit.data.mutations`, and ``unnegate``), one per distinct
-    new line (of the kind with the larger weight), in source order."""
+    new line (of the kind with the larger weight), in source order.
+
+    A pure function of its arguments, computed once per distinct call (every episode of a
+    task, and the environment's list, ask for the same function's candidates)."""
+    return list(_reversal_candidates(source, path, function, tuple(sorted(kinds.items()))))
+
+
+@functools.lru_cache(maxsize=1024)
+def _reversal_candidates(
+    source: str, path: str, function: str, weighted: tuple[tuple[str, float], ...]
+) -> tuple[Reversal, ...]:
+    kinds = dict(weighted)
     lines = source.split("\n")
     found: dict[tuple[int, str], Reversal] = {}
 
@@ -97,7 +109,7 @@ def reversal_candidates(
     if kinds.get(UNNEGATE, 0.0) > 0:
         for n, new in _unnegations(source, function):
             keep(Reversal(UNNEGATE, path, n, lines[n - 1], new))
-    return sorted(found.values(), key=lambda r: (r.line, r.kind, r.new))
+    return tuple(sorted(found.values(), key=lambda r: (r.line, r.kind, r.new)))
 
 
 def search_order(
