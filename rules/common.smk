@@ -117,8 +117,23 @@ def base_model_controls(wildcards):
     return layout.controls_summary(model.suite) if model.source == "train" else []
 
 
+def base_model_gold_times(wildcards):
+    """The control rule's per-task records of the model's suite: the gold times its experts'
+    gradings are limited by (tasks of its corpus suites are measured by the job)."""
+    model = SETTINGS.models[wildcards.model]
+    return layout.controls_tasks(model.suite) if model.source == "train" else []
+
+
+def probe_suite(wildcards):
+    return SETTINGS.models[wildcards.model].suite or "minibugs"
+
+
 def probe_tasks(wildcards):
-    return layout.frozen_tasks(SETTINGS.models[wildcards.model].suite or "minibugs")
+    return layout.frozen_tasks(probe_suite(wildcards))
+
+
+def probe_gold_times(wildcards):
+    return layout.controls_tasks(probe_suite(wildcards))
 
 
 def models_from(source):
@@ -177,6 +192,11 @@ def training_tasks_file(wildcards):
 
 def training_controls_file(wildcards):
     return layout.controls_summary(SETTINGS.training.suite)
+
+
+def training_gold_times(wildcards):
+    """The control rule's per-task records of the training suite (the gold runs' times)."""
+    return layout.controls_tasks(SETTINGS.training.suite)
 
 
 def arm_control_replays(wildcards):
@@ -336,6 +356,11 @@ def eval_model_dir(wildcards):
 
 def eval_set_tasks(wildcards):
     return layout.frozen_tasks(SETTINGS.evaluation.evalsets[wildcards.evalset].suite)
+
+
+def eval_set_gold_times(wildcards):
+    """The control rule's per-task records of the eval set's suite (the gold runs' times)."""
+    return layout.controls_tasks(SETTINGS.evaluation.evalsets[wildcards.evalset].suite)
 
 
 def eval_targets():

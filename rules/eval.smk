@@ -29,6 +29,7 @@ rule eval_model:
         plan=layout.EVAL_PLAN,
         model=eval_model_input,
         tasks=eval_set_tasks,
+        gold_times=eval_set_gold_times,
     output:
         slots=layout.EVAL_SLOTS,
         predictions=directory(layout.EVAL_PREDICTIONS),

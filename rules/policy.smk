@@ -3,6 +3,7 @@ rule base_model:
         tasks=base_model_tasks,
         corpus=base_model_corpus,
         controls=base_model_controls,
+        gold_times=base_model_gold_times,
     output:
         model=protected(directory(layout.BASE_MODEL)),
     log:
@@ -49,6 +50,7 @@ rule probe:
     input:
         model=layout.BASE_MODEL,
         tasks=probe_tasks,
+        gold_times=probe_gold_times,
     output:
         probe=layout.PROBE,
         trajectories=layout.PROBE_TRAJECTORIES,

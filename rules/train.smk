@@ -3,6 +3,7 @@ rule train_segment:
         previous=previous_segment,
         tasks=training_tasks_file,
         controls=training_controls_file,
+        gold_times=training_gold_times,
     output:
         segment=protected(directory(layout.SEGMENT)),
     log:
@@ -26,6 +27,7 @@ rule control_replay:
         base=base_model_dir(),
         tasks=training_tasks_file,
         controls=training_controls_file,
+        gold_times=training_gold_times,
     output:
         rollouts=layout.CONTROL_REPLAY,
         receipt=layout.CONTROL_REPLAY_RECEIPT,

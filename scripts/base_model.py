@@ -11,6 +11,7 @@ with logged(snakemake.log[0]):  # noqa: F821 - injected by Snakemake
         tasks_path=snakemake.input.tasks or None,  # noqa: F821
         corpus_paths=list(snakemake.input.corpus),  # noqa: F821
         controls_path=snakemake.input.controls or None,  # noqa: F821
+        gold_times=snakemake.input.gold_times or None,  # noqa: F821
         out_dir=snakemake.output.model,  # noqa: F821
         gpus=snakemake.resources.gpu,  # noqa: F821
         budget=snakemake.config.get("budgets", {}).get("base_model"),  # noqa: F821

@@ -12,6 +12,7 @@ with logged(sm.log[0]):
             base_model=sm.input.base,
             tasks=sm.input.tasks,
             controls=sm.input.controls,
+            gold_times=sm.input.gold_times,
             out=sm.output.rollouts,
         ),
         ControlReplaySettings.from_mapping(sm.params.settings),

@@ -15,6 +15,7 @@ with logged(sm.log[0]):
             tasks=sm.input.tasks,
             slots=sm.output.slots,
             predictions=sm.output.predictions,
+            gold_times=sm.input.gold_times,
         ),
         EvalModelSettings.from_mapping(sm.params.settings),
         gpus=sm.resources.gpu,

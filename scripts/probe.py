@@ -9,6 +9,7 @@ with logged(sm.log[0]):
     probe_job(
         model_dir=sm.input.model,
         tasks_path=sm.input.tasks,
+        gold_times=sm.input.gold_times,
         settings=ProbeJobSettings.from_mapping(sm.params.settings),
         out_json=sm.output.probe,
         out_trajectories=sm.output.trajectories,

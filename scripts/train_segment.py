@@ -13,6 +13,7 @@ with logged(sm.log[0]):
             previous=sm.input.previous,
             tasks=sm.input.tasks,
             controls=sm.input.controls,
+            gold_times=sm.input.gold_times,
             out_dir=sm.output.segment,
         ),
         SegmentSettings.from_mapping(sm.params.settings),

@@ -42,9 +42,15 @@ NO_RAY = {
 
 
 def eval_files(
-    model_dir, tasks, model: str = "planted", evalset: str = "holdout", plan: str | None = None
+    model_dir,
+    tasks,
+    model: str = "planted",
+    evalset: str = "holdout",
+    plan: str | None = None,
+    gold_times: str | None = None,
 ):
-    """The files of one eval_model job, at the workflow's paths (relative to the cwd)."""
+    """The files of one eval_model job, at the workflow's paths (relative to the cwd);
+    ``gold_times`` the control rule's per-task directory (None: every task measured)."""
     from editcredit import layout
     from editcredit.evaluation.job import EvalModelJob
 
@@ -56,6 +62,7 @@ def eval_files(
         tasks=str(tasks),
         slots=layout.eval_slots(model, evalset),
         predictions=layout.EVAL_PREDICTIONS.format(model=model, evalset=evalset),
+        gold_times=gold_times,
     )
 
 
@@ -88,9 +95,10 @@ TOY_SEGMENT = {
 }
 
 
-def run_segment(run, step, previous, out, tasks, overrides=None, **kw):
+def run_segment(run, step, previous, out, tasks, overrides=None, gold_times=None, **kw):
     """``train_segment_job`` of one segment of ``run`` ending at ``step``, written to ``out``
-    (gate receipts beside it unless ``gate_dir`` is given), with the overridden config."""
+    (gate receipts beside it unless ``gate_dir`` is given), with the overridden config;
+    ``gold_times`` the control rule's per-task directory (None: every task measured)."""
     from editcredit.job_settings import SegmentSettings
     from editcredit.rl.train_job import SegmentJob, train_segment_job
 
@@ -101,20 +109,27 @@ def run_segment(run, step, previous, out, tasks, overrides=None, **kw):
         tasks=str(tasks),
         controls=None,
         out_dir=str(out),
+        gold_times=gold_times,
     )
     kw.setdefault("gate_dir", str(Path(out).parent / "gates"))
     settings = job_settings(SegmentSettings, overrides)
     return train_segment_job(job, settings, gpus=0, threads=1, config={"test": True}, **kw)
 
 
-def run_control_replay(seed, base, out, tasks, overrides=None, **kw):
+def run_control_replay(seed, base, out, tasks, overrides=None, gold_times=None, **kw):
     """``control_replay_job`` of ``seed`` from ``base`` to ``out``, with the overridden config
-    (``kw``: the job's keywords, such as ``budget``)."""
+    (``kw``: the job's keywords, such as ``budget``; ``gold_times`` the control rule's per-task
+    directory, None: every task measured)."""
     from editcredit.job_settings import ControlReplaySettings
     from editcredit.rl.train_job import ControlReplayJob, control_replay_job
 
     job = ControlReplayJob(
-        seed=seed, base_model=str(base), tasks=str(tasks), controls=None, out=str(out)
+        seed=seed,
+        base_model=str(base),
+        tasks=str(tasks),
+        controls=None,
+        out=str(out),
+        gold_times=gold_times,
     )
     settings = job_settings(ControlReplaySettings, overrides)
     return control_replay_job(job, settings, gpus=0, threads=1, config={"test": True}, **kw)

@@ -71,3 +71,19 @@ def make_calc_task(timeout_s: float = 10.0) -> Task:
 #: The utility weights of the repository config (``grading.f_weight``, ``grading.g_weight``):
 #: the grader has no defaults, so a test grades with what the study configures.
 WEIGHTS = (float(CONFIG["grading"]["f_weight"]), float(CONFIG["grading"]["g_weight"]))
+
+
+def write_control_records(directory, times) -> str:
+    """The control rule's per-task records in ``directory`` (created), as far as the gold times
+    go: ``times`` maps instance ids to the gold run's ``timings`` (None: a gold run that did
+    not finish, no times). Returns the directory as a string."""
+    import json
+    from pathlib import Path
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    for instance_id, timings in times.items():
+        sandbox = None if timings is None else {"timings": timings}
+        record = {"instance_id": instance_id, "gold": {"sandbox": sandbox}}
+        (directory / f"{instance_id}.json").write_text(json.dumps(record))
+    return str(directory)

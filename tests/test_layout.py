@@ -67,6 +67,7 @@ def test_patterns_and_builders_agree():
     assert layout.eval_model_scores("base", "broad") == "results/eval/base/broad/scores.json"
     assert layout.frozen_tasks("minibugs") == "data/frozen/minibugs/tasks.parquet"
     assert layout.controls_summary("minibugs") == "results/controls/minibugs/summary.json"
+    assert layout.controls_tasks("minibugs") == "results/controls/minibugs/tasks"
 
 
 def test_names_regex_matches_exactly_the_names():

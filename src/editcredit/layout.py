@@ -116,6 +116,11 @@ def controls_summary(suite: str) -> str:
     return CONTROLS_SUMMARY.format(suite=suite)
 
 
+def controls_tasks(suite: str) -> str:
+    """The control rule's per-task records of a suite (the gold runs' times among them)."""
+    return CONTROLS_TASKS.format(suite=suite)
+
+
 def base_model_dir(model: str) -> str:
     return BASE_MODEL.format(model=model)
 

@@ -228,3 +228,76 @@ def test_too_few_free_inodes_stop_the_job_before_a_batch_and_a_rerun_resumes(stu
     assert list(Path("logs/storage/eval_model/planted/holdout").glob("*.json")) == [
         err.value.receipt
     ]
+
+
+@pytest.mark.parametrize("recorded", [True, False])
+def test_the_pool_grades_with_the_control_rules_recorded_gold_times(study, monkeypatch, recorded):
+    """The job's own pool (the local backend) is limited by the gold times of
+    ``job.gold_times``: a task recorded there gets no gold run of the job's; without records
+    every graded task is measured. The directory is an input of the slot files."""
+    from taskfactory import write_control_records
+
+    from editcredit.sandbox.local_backend import LocalSandbox
+
+    tasks_path, model_dir = study
+    ids = [f"toy__calc__{i}" for i in range(4)]
+    timings = {"collect_s": 0.1, "tests": {"test_calc.py::test_add": 2.0}}
+    records = write_control_records(
+        "results/controls/toy/tasks", dict.fromkeys(ids, timings) if recorded else {}
+    )
+    measured = []
+    original = LocalSandbox.measure_gold
+
+    def counting(self, task):
+        measured.append(task.instance_id)
+        return original(self, task)
+
+    monkeypatch.setattr(LocalSandbox, "measure_gold", counting)
+    chat = FakeChat()
+    job = eval_files(model_dir, tasks_path, gold_times=records)
+    eval_model_job(
+        job,
+        eval_settings(eval_cfg()),
+        gpus=0,
+        threads=1,
+        config={"c": 1},
+        load_policy_fn=lambda: (ScriptedGenerator(chat, by_task), chat),
+    )
+    assert sorted(set(measured)) == ([] if recorded else ids)
+    out = Path("results/eval/planted/holdout")
+    for body in task_files(out).values():
+        assert records in body["provenance"]["inputs"]
+        for slot in body["slots"]:
+            assert slot["state"] in ("decided", "unresolved")
+    assert records in read_provenance(out / "slots.parquet")["inputs"]
+
+
+def test_a_missing_gold_times_directory_stops_the_job_naming_it(study):
+    tasks_path, model_dir = study
+    job = eval_files(model_dir, tasks_path, gold_times="results/controls/toy/tasks")
+    with pytest.raises(ValueError, match="results/controls/toy/tasks: no control rule's"):
+        eval_model_job(
+            job,
+            eval_settings(eval_cfg()),
+            gpus=0,
+            threads=1,
+            config={"c": 1},
+            make_sandbox=lambda: None,
+            load_policy_fn=lambda: (None, None),
+        )
+    assert not Path("results/eval/planted/holdout/slots.parquet").exists()
+
+
+def test_the_pool_factory_shares_the_book_with_every_sandbox():
+    from taskfactory import CONFIG
+
+    from editcredit.evaluation.job import _pool_factory
+    from editcredit.sandbox.limits import GoldTimes, GoldTimesBook
+
+    book = GoldTimesBook({"a": GoldTimes(0.1, {"t.py::x": 1.0})})
+    memo = _pool_factory({**CONFIG["sandbox"], "backend": "local", "workers": 2}, book)()
+    try:
+        assert memo.gold_times is book
+        assert [box.gold_times for box in memo.sandbox._all] == [book, book]
+    finally:
+        memo.close()

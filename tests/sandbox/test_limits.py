@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from taskfactory import CONFIG, make_calc_task, write_control_records
 
 from editcredit.sandbox.limits import (
     GoldTimes,
     GoldTimesBook,
     LimitSettings,
+    gold_times_book,
     load_gold_times,
     run_budget_s,
 )
@@ -83,6 +85,98 @@ def test_book_keeps_the_first_measurement():
     book.put("x", None)
     book.put("x", GoldTimes(1.0))
     assert book.known("x") and book.get("x") is None
+
+
+A_TIMES = {"collect_s": 0.2, "tests": {"t.py::a": 0.01}}
+B_TIMES = {"collect_s": 0.5, "tests": {"t.py::b": 2.0, "t.py::c": 0.1}}
+
+
+@pytest.mark.parametrize(
+    "dirs,known",
+    [
+        # one directory: the tasks with times; "n" (its gold run did not finish) is absent
+        (["one"], {"a": A_TIMES}),
+        # two suites' directories: the tasks of both
+        (["one", "two"], {"a": A_TIMES, "b": B_TIMES}),
+        # the same records twice agree with themselves
+        (["one", "one"], {"a": A_TIMES}),
+        # none: an empty book (every task measured by the sandbox)
+        (None, {}),
+        ([], {}),
+    ],
+)
+def test_a_book_from_the_control_rules_records(tmp_path, dirs, known):
+    write_control_records(tmp_path / "one", {"a": A_TIMES, "n": None})
+    write_control_records(tmp_path / "two", {"b": B_TIMES})
+    book = gold_times_book(None if dirs is None else [tmp_path / d for d in dirs])
+    assert book.timings() == known
+    for instance_id, timings in known.items():
+        assert book.get(instance_id) == GoldTimes.from_timings(timings)
+    assert not book.known("n") and not book.known("missing")
+
+
+def test_one_directory_may_be_given_as_a_path(tmp_path):
+    records = write_control_records(tmp_path / "tasks", {"a": A_TIMES})
+    assert gold_times_book(records).timings() == gold_times_book([records]).timings()
+
+
+@pytest.mark.parametrize(
+    "dirs,message",
+    [
+        (["nope"], r"nope: no control rule's per-task directory"),
+        (["one", "nope"], r"nope: no control rule's per-task directory"),
+        (["one", "other"], r"other: a has other gold times in another directory"),
+    ],
+)
+def test_a_book_of_missing_or_disagreeing_directories_is_refused_naming_them(
+    tmp_path, dirs, message
+):
+    write_control_records(tmp_path / "one", {"a": A_TIMES})
+    write_control_records(tmp_path / "other", {"a": B_TIMES})
+    with pytest.raises(ValueError, match=message):
+        gold_times_book([tmp_path / d for d in dirs])
+
+
+def test_the_plain_timings_round_trip_for_the_asked_tasks():
+    book = GoldTimesBook(
+        {"a": GoldTimes.from_timings(A_TIMES), "b": GoldTimes.from_timings(B_TIMES)}
+    )
+    book.put("n", None)  # measured without times: never handed on
+    assert book.timings(["b", "n", "x"]) == {"b": B_TIMES}
+    again = GoldTimesBook.from_timings(json.loads(json.dumps(book.timings())))
+    assert again.timings() == book.timings() == {"a": A_TIMES, "b": B_TIMES}
+    assert GoldTimesBook.from_timings(None).timings() == {}
+
+
+@pytest.mark.parametrize("recorded,gold_runs", [(True, 0), (False, 1)])
+def test_a_pool_with_recorded_times_makes_no_gold_run(tmp_path, monkeypatch, recorded, gold_runs):
+    """The local backend grades for real: a task with recorded times is held to their limits
+    without a gold run of its own; a task without them is measured once, for every sandbox of
+    the pool (gradings one after the other: each borrows the next sandbox)."""
+    from editcredit.sandbox.local_backend import LocalSandbox
+    from editcredit.sandbox.pool import SandboxPool
+
+    task = make_calc_task()
+    timings = {"collect_s": 0.1, "tests": {"test_calc.py::test_add": 2.0}}
+    records = write_control_records(tmp_path, {task.instance_id: timings} if recorded else {})
+    measured = []
+    original = LocalSandbox.measure_gold
+
+    def counting(self, t):
+        measured.append(t.instance_id)
+        return original(self, t)
+
+    monkeypatch.setattr(LocalSandbox, "measure_gold", counting)
+    book = gold_times_book(records)
+    with SandboxPool("local", CONFIG["sandbox"], 2, book) as pool:
+        assert pool.gold_times is book and all(box.gold_times is book for box in pool._all)
+        reports = [pool.grade(task, patch) for patch in (task.patch, "", task.patch, "")]
+    assert measured == [task.instance_id] * gold_runs
+    limits = [r.limits for r in reports]
+    assert all(lim["gold_timed"] for lim in limits)
+    if recorded:  # factor 10 x the recorded 2.0 s
+        assert all(lim["tests"] == {"test_calc.py::test_add": 20.0} for lim in limits)
+    assert [r.observations.finished for r in reports] == [True] * 4
 
 
 def test_sentinels_are_per_nonce_beside_the_first_test_file():

@@ -18,7 +18,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from taskfactory import REPO, make_calc_task
+from taskfactory import REPO, make_calc_task, write_control_records
 
 from editcredit.data.freeze import write_parquet
 
@@ -100,6 +100,10 @@ def scratch(tmp_path):
         for i, split in enumerate(["holdout", "holdout", "holdout", "dev"])
     ]
     write_parquet(tasks, tmp_path / "data/frozen/toy/tasks.parquet")
+    timings = {"collect_s": 0.1, "tests": {"test_calc.py::test_add": 1.0}}
+    write_control_records(  # rule control's per-task records (not in this scratch workflow)
+        tmp_path / "results/controls/toy/tasks", {t.instance_id: timings for t in tasks}
+    )
     _random_policy(tmp_path / "models/base" / cfg["training"]["model"])
     return tmp_path
 

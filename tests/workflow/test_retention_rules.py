@@ -94,6 +94,7 @@ def workdir(tmp_path):
     for rel in ("data/frozen/minibugs/tasks.parquet", "results/controls/minibugs/summary.json"):
         (tmp_path / rel).parent.mkdir(parents=True)
         (tmp_path / rel).write_text("made by hand\n")
+    (tmp_path / "results/controls/minibugs/tasks").mkdir()  # the control rule's records
     rng = np.random.default_rng(0)
     tensors = {
         "embed.weight": rng.standard_normal((32, 8)).astype(np.float32),

@@ -91,6 +91,7 @@ def submissions(tmp_path_factory):
     ):
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_text("{}")
+    (root / f"results/controls/{suite}/tasks").mkdir()  # the control rule's per-task records
     targets = {
         "train_segment": segment,
         "eval_model": "results/eval/base/holdout/slots.parquet",

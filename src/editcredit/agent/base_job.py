@@ -14,6 +14,7 @@ from editcredit.policy.base_job import training_tasks
 from editcredit.policy.base_training import fit_base_model
 from editcredit.policy.devices import bind_gpus
 from editcredit.protocol.budget import job_guard, write_spend_record
+from editcredit.sandbox.limits import GoldTimesBook, gold_times_book
 from editcredit.sandbox.pool import SandboxPool
 
 
@@ -23,12 +24,15 @@ def play_expert_corpus(
     agent_cfg: dict[str, Any],
     sandbox_cfg: dict[str, Any],
     guard=None,
+    gold_times: GoldTimesBook | None = None,
 ) -> tuple[list[tuple[list[str], list[str]]], list[list[str]]]:
     """The model's experts played on ``tasks`` in a sandbox pool of the configured backend:
-    the episodes and each episode's seed-function identifiers."""
+    the episodes and each episode's seed-function identifiers. ``gold_times``: the tasks'
+    recorded gold-run times (a task without any is measured with one gold run)."""
     workers = int(sandbox_cfg["workers"])
     experts = {**model_cfg["experts"], "seed": model_cfg["seed"]}
-    with SandboxPool(sandbox_cfg["backend"], sandbox_cfg, workers) as pool:  # experts only
+    backend = sandbox_cfg["backend"]
+    with SandboxPool(backend, sandbox_cfg, workers, gold_times) as pool:  # experts only
         make_env = expert_environment(agent_cfg, sandbox_cfg)
         turns = int(agent_cfg["max_turns"])
         return expert_corpus(tasks, pool, experts, make_env, turns, workers, guard)
@@ -44,6 +48,7 @@ def base_model_job(
     gpus: int,
     corpus_paths: list[str] | None = None,
     budget: dict[str, Any] | None = None,
+    gold_times: str | None = None,
 ) -> None:
     """Rule base_model: expert episodes on the suite's training tasks (and on the train tasks
     of the model's corpus suites, ``corpus_paths``), then the tiny LM fitted on them (an HF
@@ -52,16 +57,21 @@ def base_model_job(
     ``budget`` (config ``budgets.base_model``) caps each trained base: checked before each
     expert batch and each SFT chunk; a cap crossed stops the job with a receipt under
     ``logs/budgets/`` and no model directory. The spend of a completed job is its spend record
-    under ``logs/budgets/spend/`` (the model's receipt holds no wall-clock figure)."""
+    under ``logs/budgets/spend/`` (the model's receipt holds no wall-clock figure).
+
+    ``gold_times`` is the control rule's per-task directory of the suite
+    (``results/controls/{suite}/tasks``): the experts' gradings are held to the per-test limits
+    of the gold times recorded there; a task without them (a corpus suite's) is measured."""
     out = Path(out_dir)
     guard = job_guard(base_scope(out.name), budget, "config budgets.base_model", gpus=int(gpus))
     device = bind_gpus(int(gpus))
+    book = gold_times_book(gold_times)  # a missing directory fails before any work
     tasks = training_tasks(tasks_path, controls_path)
     extra = [t for p in corpus_paths or [] for t in training_tasks(p, None)]
     print(f"training the base policy on {len(tasks)} train tasks + {len(extra)} corpus tasks")
     tasks += extra
     start = time.monotonic()
-    corpus, names = play_expert_corpus(tasks, model_cfg, agent_cfg, sandbox_cfg, guard)
+    corpus, names = play_expert_corpus(tasks, model_cfg, agent_cfg, sandbox_cfg, guard, book)
     seconds = time.monotonic() - start
     stats = fit_base_model(corpus, names, model_cfg, out, device, len(tasks), seconds, guard)
     print(json.dumps(stats, indent=1))

@@ -18,6 +18,7 @@ from editcredit.audit.volatile import write_volatile
 from editcredit.data.freeze import load_tasks
 from editcredit.job_settings import ProbeJobSettings
 from editcredit.policy.devices import bind_gpus
+from editcredit.sandbox.limits import gold_times_book
 from editcredit.sandbox.memo import GradingMemo
 from editcredit.sandbox.pool import SandboxPool
 
@@ -50,9 +51,14 @@ def probe_job(
     *,
     gpus: int,
     config: dict[str, Any],
+    gold_times: str | None = None,
 ) -> dict[str, Any]:
-    """Rule probe; ``settings`` is what the job reads of the config (the rule's params)."""
+    """Rule probe; ``settings`` is what the job reads of the config (the rule's params);
+    ``gold_times`` the control rule's per-task directory of the suite
+    (``results/controls/{suite}/tasks``), whose recorded gold times limit the gradings (a task
+    without them is measured with one gold run)."""
     probe = settings.probe
+    book = gold_times_book(gold_times)  # a missing directory fails before the model loads
     device = bind_gpus(int(gpus))
     torch.set_num_threads(int(probe.threads))
     generator, chat = load_policy(model_dir, device, settings.generation.to_dict())
@@ -68,7 +74,7 @@ def probe_job(
     start = time.monotonic()
     workers = int(settings.sandbox.workers)
     reward_cfg, grading_cfg = settings.reward.to_dict(), settings.grading.to_dict()
-    with SandboxPool(sandbox_cfg["backend"], sandbox_cfg, workers) as shared:
+    with SandboxPool(sandbox_cfg["backend"], sandbox_cfg, workers, book) as shared:
         pool = GradingMemo(shared)  # each distinct (task, tree, selection) graded once
         common = (pool, generator, chat, rollout, make_env)
         train_rows = rollout_and_grade(
@@ -114,7 +120,8 @@ def probe_job(
     }
     seconds = round(time.monotonic() - start, 2)
     write_trajectories(train_rows + dev_rows + holdout_rows, Path(out_trajectories))
-    write_result_json(out_json, result, [model_dir, tasks_path], config)
+    inputs = [model_dir, tasks_path] + ([gold_times] if gold_times else [])
+    write_result_json(out_json, result, inputs, config)
     write_volatile(out_json, {"seconds": seconds})  # the wall time: beside, never inside
     print(json.dumps(result, indent=1))
     return result

@@ -54,6 +54,7 @@ from editcredit.job_settings import EvalModelSettings
 from editcredit.layout import eval_job, eval_scope, is_volatile
 from editcredit.protocol.budget import job_guard
 from editcredit.sandbox.base import grade_selected
+from editcredit.sandbox.limits import GoldTimesBook, gold_times_book
 from editcredit.sandbox.memo import GradingMemo
 from editcredit.storage.monitor import Floor, StorageMonitor, existing_parent
 
@@ -155,6 +156,9 @@ class EvalModelJob:
     tasks: str  # data/frozen/{suite}/tasks.parquet
     slots: str  # results/eval/{model}/{evalset}/slots.parquet
     predictions: str  # results/eval/{model}/{evalset}/predictions/
+    # results/controls/{suite}/tasks: the gold times the control rule recorded (None: every
+    # task's times measured by the sandbox, one gold run each)
+    gold_times: str | None = None
 
 
 def eval_model_job(
@@ -185,7 +189,8 @@ def eval_model_job(
     (``budget``) appended to the journal's ``runs.jsonl``.
 
     ``make_sandbox`` and ``load_policy_fn`` replace the sandbox pool and the model loader
-    (tests plant fakes there). The journal is the one of the slice's identity, which names
+    (tests plant fakes there); the pool's per-test limits come from the gold times the control
+    rule recorded in ``job.gold_times``. The journal is the one of the slice's identity, which names
     the configured sandbox's grader (its image, code and versions; ``on_grader_change``
     decides what a journal of another grader means).
     """
@@ -197,8 +202,10 @@ def eval_model_job(
     if Path(plan.first("model_dir")) != Path(model_dir):
         raise PlanError(f"{job.plan}: {model} is planned from {plan.first('model_dir')}")
     tasks = _tasks_of(plan, job.tasks)
+    book = gold_times_book(job.gold_times)
     known = {str(model_dir): base_check["directory_sha256"]} if base_check else None
-    block = provenance([job.plan, job.tasks, model_dir], config, known)
+    inputs = [job.plan, job.tasks, model_dir] + ([job.gold_times] if job.gold_times else [])
+    block = provenance(inputs, config, known)
     sandbox_cfg, agent_cfg = settings.sandbox.to_dict(), settings.agent.to_dict()
     grader = grader_identity(sandbox_cfg)
     identity = journal_identity(plan, block["inputs"][str(model_dir)], settings, grader)
@@ -219,7 +226,7 @@ def eval_model_job(
         batch_size=int(ev.batch_size),
         workers=int(settings.sandbox.workers),
     )
-    sandbox = LazySandbox(make_sandbox or _pool_factory(sandbox_cfg))
+    sandbox = LazySandbox(make_sandbox or _pool_factory(sandbox_cfg, book))
     faults = ev.faults
     graded = (
         FaultySandbox(sandbox, float(faults.rate), int(faults.seed), faults.mode)
@@ -340,11 +347,17 @@ def _append_run_log(path: Path, summary: Mapping[str, Any]) -> None:
         fh.write(line + "\n")
 
 
-def _pool_factory(sandbox_cfg: Mapping[str, Any]) -> Callable[[], Any]:
+def _pool_factory(
+    sandbox_cfg: Mapping[str, Any], gold_times: GoldTimesBook | None = None
+) -> Callable[[], Any]:
+    """The job's sandbox pool, its gradings limited by ``gold_times`` (the recorded gold
+    times; a task without them is measured with one gold run)."""
+
     def make():
         from editcredit.sandbox.pool import SandboxPool
 
-        pool = SandboxPool(sandbox_cfg["backend"], dict(sandbox_cfg), int(sandbox_cfg["workers"]))
+        workers = int(sandbox_cfg["workers"])
+        pool = SandboxPool(sandbox_cfg["backend"], dict(sandbox_cfg), workers, gold_times)
         return GradingMemo(pool)  # a slot's samples reach the same trees: graded once
 
     return make

@@ -79,12 +79,17 @@ class RolloutWorker:
         threads: int = 1,
         device: str = "cpu",
         generation: dict[str, Any] | None = None,
+        gold_times: dict[str, dict[str, Any]] | None = None,
     ) -> None:
+        """``gold_times``: recorded gold times by task in plain form
+        (:meth:`~editcredit.sandbox.limits.GoldTimesBook.timings`; a worker may be a Ray actor
+        or a process); the sandbox measures a task without them with one gold run."""
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         from editcredit.policy.chat import ChatTemplate
         from editcredit.policy.generator_factory import GenerationSettings, make_generator
         from editcredit.sandbox.factory import make_sandbox
+        from editcredit.sandbox.limits import GoldTimesBook
 
         torch.set_num_threads(threads)
         self.device = torch.device(device)
@@ -109,7 +114,8 @@ class RolloutWorker:
         self.g_weight = float(grading_cfg["g_weight"])
         # each distinct (task, tree, selection) graded once: a group's samples, its run
         # actions and its counterfactuals reach the same trees again and again
-        self.sandbox = GradingMemo(make_sandbox(sandbox_cfg["backend"], sandbox_cfg))
+        book = GoldTimesBook.from_timings(gold_times)
+        self.sandbox = GradingMemo(make_sandbox(sandbox_cfg["backend"], sandbox_cfg, book))
         self.make_env = environment_factory(agent_cfg, sandbox_cfg)
 
     def set_weights(self, state_dict: dict[str, torch.Tensor]) -> None:

@@ -38,6 +38,7 @@ from editcredit.rl.records import ROLLOUT_SCHEMA, write_table
 from editcredit.rl.segment import SegmentSpec, train_segment
 from editcredit.rl.timing import PHASES
 from editcredit.rl.workers import make_workers
+from editcredit.sandbox.limits import gold_times_book
 from editcredit.storage.forecast import checkpoint_bytes
 from editcredit.storage.monitor import Floor, StorageMonitor, existing_parent
 
@@ -150,10 +151,14 @@ def job_device(gpus: int, threads: int) -> torch.device:
 
 
 def rollout_worker_kwargs(
-    model_dir: str, settings: SegmentSettings | ControlReplaySettings, device
+    model_dir: str,
+    settings: SegmentSettings | ControlReplaySettings,
+    device,
+    gold_times: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The settings every rollout worker of a job is built from (plain mappings: a worker may
-    be a Ray actor)."""
+    be a Ray actor); ``gold_times`` the recorded gold times of the pool's tasks, in plain form
+    (:meth:`editcredit.sandbox.limits.GoldTimesBook.timings`)."""
     return {
         "model_dir": model_dir,
         "agent_cfg": settings.agent.to_dict(),
@@ -163,7 +168,14 @@ def rollout_worker_kwargs(
         "threads": 1,
         "device": str(device),
         "generation": settings.generation.to_dict(),
+        "gold_times": dict(gold_times or {}),
     }
+
+
+def pool_gold_times(controls_tasks: str | None, pool: list) -> dict[str, dict[str, Any]]:
+    """The gold times the control rule recorded (``results/controls/{suite}/tasks``) of the
+    pool's tasks, in plain form for the rollout workers (a task without them is measured)."""
+    return gold_times_book(controls_tasks).timings(t.instance_id for t in pool)
 
 
 @dataclass(frozen=True)
@@ -176,6 +188,7 @@ class SegmentJob:
     tasks: str  # data/frozen/{suite}/tasks.parquet
     controls: str | None  # results/controls/{suite}/summary.json
     out_dir: str  # runs/{run}/step_{step}
+    gold_times: str | None = None  # results/controls/{suite}/tasks (the gold runs' times)
 
 
 def pool_tasks(tasks: list, size: int) -> list:
@@ -220,7 +233,8 @@ def train_segment_job(
         out_dir=Path(out_dir),
     )
     print(f"{run}: steps {step - k + 1}..{step} on {device}, {len(pool)} training tasks")
-    worker_kwargs = rollout_worker_kwargs(start_model, settings, device)
+    gold = pool_gold_times(job.gold_times, pool)
+    worker_kwargs = rollout_worker_kwargs(start_model, settings, device, gold)
     health = settings.health.to_dict()
     monitor = segment_monitor(out_dir, health, run, step)
     storage = check_storage(monitor, start_model)
@@ -266,6 +280,7 @@ def train_segment_job(
         raise GateFailed(f"{run}: first-segment gate failed {gate['checks']}; receipt {failed}")
     inputs = [start_model, tasks_path] + ([start_state] if start_state else [])
     inputs += [controls_path] if controls_path else []
+    inputs += [job.gold_times] if job.gold_times else []
     write_result_json(Path(out_dir) / "segment.json", receipt, inputs, config, known)
     write_volatile(Path(out_dir) / "segment.json", volatile)
     write_identity(Path(out_dir), config=config)
@@ -281,6 +296,7 @@ class ControlReplayJob:
     tasks: str  # data/frozen/{suite}/tasks.parquet
     controls: str | None  # results/controls/{suite}/summary.json
     out: str  # results/training/control/s{seed}.parquet (its receipt beside it)
+    gold_times: str | None = None  # results/controls/{suite}/tasks (the gold runs' times)
 
 
 def control_replay_job(
@@ -309,7 +325,8 @@ def control_replay_job(
     pool = pool_tasks(training_tasks(tasks_path, controls_path, quarantine), settings.pool_size)
     run = control_run_name(int(seed))
     print(f"{run}: the base policy on steps 1..{steps} on {device}, {len(pool)} training tasks")
-    worker_kwargs = rollout_worker_kwargs(base_model, settings, device)
+    gold = pool_gold_times(job.gold_times, pool)
+    worker_kwargs = rollout_worker_kwargs(base_model, settings, device, gold)
     started = time.monotonic()
     guard = job_guard(run, budget, "config budgets.run", gpus=int(gpus))
     grader = grader_identity(worker_kwargs["sandbox_cfg"])
@@ -344,6 +361,7 @@ def control_replay_job(
         receipt["base_check"] = base_check
         known[base_model] = base_check["directory_sha256"]
     inputs = [base_model, tasks_path] + ([controls_path] if controls_path else [])
+    inputs += [job.gold_times] if job.gold_times else []
     seconds = time.monotonic() - started
     write_result_json(out_path.with_suffix(".json"), receipt, inputs, config, known)
     volatile = {"seconds": seconds, "workers": where, "budget_spent": timed}

@@ -7,14 +7,16 @@ parametrization) gets the limit of the slowest timed test. Without gold times (a
 controlled, a gold run that did not finish) every limit is its floor.
 
 Gold times are recorded by the control rule (the gold run's ``timings``) and read back with
-:func:`load_gold_times`; a sandbox measures a task it has no times for with one gold run of its
-own (:class:`GoldTimesBook`).
+:func:`load_gold_times`; every job that grades starts its sandboxes from those records
+(:func:`gold_times_book`), and a sandbox measures a task it has no times for (a task never
+controlled, a gold run that did not finish) with one gold run of its own (:class:`GoldTimesBook`).
 """
 
 from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,6 +60,10 @@ class GoldTimes:
         if not timings or timings.get("collect_s") is None:
             return None
         return cls(float(timings["collect_s"]), {k: float(v) for k, v in timings["tests"].items()})
+
+    def to_timings(self) -> dict[str, Any]:
+        """The plain form :meth:`from_timings` reads back (picklable, JSON-able)."""
+        return {"collect_s": self.collect_s, "tests": dict(self.tests)}
 
 
 def per_test_limits(
@@ -116,6 +122,24 @@ class GoldTimesBook:
         self._times = dict(times or {})
         self._lock = threading.Lock()
 
+    @classmethod
+    def from_timings(cls, timings: Mapping[str, Mapping[str, Any]] | None) -> GoldTimesBook:
+        """A book from plain ``instance_id -> {"collect_s", "tests"}`` (:meth:`timings`): what a
+        rollout worker, a Ray actor or a process, is given."""
+        times = {i: GoldTimes.from_timings(dict(t)) for i, t in (timings or {}).items()}
+        return cls({i: t for i, t in times.items() if t is not None})
+
+    def timings(self, ids: Iterable[str] | None = None) -> dict[str, dict[str, Any]]:
+        """The known times in plain form (of the tasks ``ids`` only, when given); a task
+        measured without times is left out (a sandbox built from it measures it again)."""
+        with self._lock:
+            wanted = self._times if ids is None else set(ids)
+            return {
+                i: t.to_timings()
+                for i, t in sorted(self._times.items())
+                if t is not None and i in wanted
+            }
+
     def get(self, instance_id: str) -> GoldTimes | None:
         with self._lock:
             return self._times.get(instance_id)
@@ -128,3 +152,25 @@ class GoldTimesBook:
         """Record a measurement (None: measured, but the gold run gave no times)."""
         with self._lock:
             self._times.setdefault(instance_id, times)
+
+
+def gold_times_book(controls_dirs: str | Path | Iterable[str | Path] | None) -> GoldTimesBook:
+    """A book of the gold times the control rule recorded in ``controls_dirs`` (its per-task
+    directories, ``results/controls/{suite}/tasks``; one path, several, or none: an empty book).
+    A task without recorded times (its gold run did not finish) is absent, so a sandbox still
+    measures it. A directory that is not there is a ValueError naming it; so is one task timed
+    differently by two directories."""
+    if not controls_dirs:
+        dirs: list[str | Path] = []
+    elif isinstance(controls_dirs, (str, Path)):
+        dirs = [controls_dirs]
+    else:
+        dirs = list(controls_dirs)
+    times: dict[str, GoldTimes] = {}
+    for d in dirs:
+        if not Path(d).is_dir():
+            raise ValueError(f"{d}: no control rule's per-task directory (recorded gold times)")
+        for instance_id, t in load_gold_times(d).items():
+            if times.setdefault(instance_id, t) != t:
+                raise ValueError(f"{d}: {instance_id} has other gold times in another directory")
+    return GoldTimesBook(times)
