@@ -81,15 +81,22 @@ def run_episodes(
         episode = Episode(task, key, env, conversation=conversation)
         episode.extend(conversation.start(env.reset(task)), None, -1)
         episodes.append(episode)
+    # a generator that keeps each episode's keys and values encodes only a turn's new tokens
+    # (policy.generation); nothing is kept across calls of this function
+    keeps = bool(getattr(generator, "keeps_prefixes", False))
+    if keeps:
+        generator.release()
     for turn in range(cfg.max_turns):
         active = [e for e in episodes if not e.done]
         if not active:
             break
+        extra = {"keys": [id(e) for e in active]} if keeps else {}
         outputs = generator.generate(
             [e.token_ids for e in active],
             cfg.max_new_tokens,
             cfg.temperature,
             turn_seed(seed, turn),
+            **extra,
         )
         texts = []
         for episode, out in zip(active, outputs, strict=True):
@@ -112,6 +119,8 @@ def run_episodes(
                 else:
                     episode.extend(obs_ids, None, -1)
             episode.done = done
+    if keeps:
+        generator.release()
     for episode in episodes:
         if not episode.done:
             episode.env.end("turn_budget")

@@ -3,12 +3,19 @@
 ``TransformersGenerator`` is the default backend (CPU or CUDA): batched, left-padded,
 KV-cached sampling with a seeded ``torch.Generator``. Log-probs are those of the sampling
 distribution (logits / temperature), recorded at sampling time for every generated token.
+
+A multi-turn episode's next prompt extends its last one (the sampled reply, then the
+observation). Given ``keys`` (one per row), ``TransformersGenerator`` keeps each row's keys and
+values after a call and, when the same key's next prompt starts with the tokens they cover,
+encodes only the new tokens: the prompt is not encoded again every turn. ``release`` drops
+what is kept (the rollout loop calls it before its first turn and after its last, so nothing
+carries over between batches of episodes or between weight updates).
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -31,6 +38,22 @@ class Generator(Protocol):
     ) -> list[GenerationOutput]: ...
 
 
+@dataclass(frozen=True)
+class KeptRow:
+    """One row's keys and values after a call: ``layers[l]`` is that layer's (keys, values),
+    each [kv_heads, len(tokens), head_dim], for the token ids ``tokens`` (the prompt and the
+    sampled ids the model read)."""
+
+    tokens: tuple[int, ...]
+    layers: tuple[tuple[torch.Tensor, torch.Tensor], ...]
+
+    def reusable_for(self, prompt: list[int]) -> int:
+        """How many of ``prompt``'s tokens these keys and values stand for: all they cover when
+        the prompt extends them by at least one token, else 0 (encoded afresh)."""
+        n = len(self.tokens)
+        return n if n < len(prompt) and tuple(prompt[:n]) == self.tokens else 0
+
+
 def stop_tuple(stop_ids: int | Sequence[int]) -> tuple[int, ...]:
     """The ids that end a turn (the chat template's end-of-turn token and the eos), as a tuple."""
     stops = (int(stop_ids),) if isinstance(stop_ids, int) else tuple(int(i) for i in stop_ids)
@@ -42,6 +65,9 @@ def stop_tuple(stop_ids: int | Sequence[int]) -> tuple[int, ...]:
 class TransformersGenerator:
     """Sampling with a Hugging Face causal LM already on its device."""
 
+    #: ``generate(..., keys=)`` reuses each key's keys and values on its next prompt
+    keeps_prefixes = True
+
     def __init__(self, model: torch.nn.Module, stop_ids: int | Sequence[int], pad_id: int) -> None:
         self.model = model
         self.stop_ids = stop_tuple(stop_ids)
@@ -49,6 +75,13 @@ class TransformersGenerator:
         # transformers renamed past_key_values to cache (5.x); support both spellings
         params = inspect.signature(model.forward).parameters
         self._cache_arg = "cache" if "cache" in params else "past_key_values"
+        # the last position's logits alone (the only ones sampled from), where the model can
+        self._last_only = {"logits_to_keep": 1} if "logits_to_keep" in params else {}
+        self._kept: dict[Hashable, KeptRow] = {}
+
+    def release(self) -> None:
+        """Drop every row kept by earlier calls."""
+        self._kept = {}
 
     def _forward(self, cache, **kwargs):
         """One cached forward: the last position's logits and the updated KV cache, passed and
@@ -56,7 +89,7 @@ class TransformersGenerator:
         which now warns on every call)."""
         if cache is not None:
             kwargs[self._cache_arg] = cache
-        out = self.model(use_cache=True, **kwargs)
+        out = self.model(use_cache=True, **self._last_only, **kwargs)
         new_cache = out.get("cache") if self._cache_arg == "cache" else out.past_key_values
         return out.logits[:, -1, :], new_cache
 
@@ -66,21 +99,36 @@ class TransformersGenerator:
 
     @torch.no_grad()
     def generate(
-        self, prompts: list[list[int]], max_new_tokens: int, temperature: float, seed: int
+        self,
+        prompts: list[list[int]],
+        max_new_tokens: int,
+        temperature: float,
+        seed: int,
+        keys: Sequence[Hashable] | None = None,
     ) -> list[GenerationOutput]:
+        """Sample a reply to each prompt. With ``keys`` (one per prompt), a row whose key the
+        previous call kept, and whose prompt extends the tokens kept, encodes only its new
+        tokens; afterwards exactly this call's rows are kept."""
+        if keys is not None and len(keys) != len(prompts):
+            raise ValueError(f"{len(keys)} keys for {len(prompts)} prompts")
         if not prompts:
+            self.release()
             return []
         if temperature <= 0:
             raise ValueError("temperature must be > 0 (sampling with recorded log-probs)")
         device = self.device
         gen = torch.Generator(device=device)
         gen.manual_seed(seed)
-        ids, mask, positions = left_padded(prompts, self.pad_id, device)
+        kept = [self._kept.get(k) for k in keys] if keys is not None else [None] * len(prompts)
+        reused = [row.reusable_for(p) if row else 0 for row, p in zip(kept, prompts, strict=True)]
+        self.release()
         was_training = self.model.training
         self.model.eval()
+        cache, mask, ids, positions = self._prefill_inputs(prompts, kept, reused, device)
         logits, past = self._forward(
-            None, input_ids=ids, attention_mask=mask, position_ids=positions
+            cache, input_ids=ids, attention_mask=mask, position_ids=positions
         )
+        prompt_mask = mask
         next_pos = positions[:, -1] + 1
         done = torch.zeros(len(prompts), dtype=torch.bool, device=device)
         stops = torch.tensor(self.stop_ids, dtype=torch.long, device=device)
@@ -104,7 +152,54 @@ class TransformersGenerator:
             )
             next_pos = next_pos + 1
         self.model.train(was_training)
-        return self._collect(tokens, logps)
+        outputs = self._collect(tokens, logps)
+        if keys is not None:
+            read = mask.size(1) - prompt_mask.size(1)  # sampled ids the model read, per row
+            self._keep(keys, prompts, outputs, past, prompt_mask, read)
+        return outputs
+
+    def _prefill_inputs(self, prompts, kept, reused, device):
+        """The first forward's cache, attention mask, ids and positions: each row's prompt
+        left-padded, after its kept keys and values (left-padded in turn) where it has any."""
+        suffixes = [p[n:] for p, n in zip(prompts, reused, strict=True)]
+        ids, mask, positions = left_padded(suffixes, self.pad_id, device)
+        width = max(reused)
+        if width == 0:
+            return None, mask, ids, positions
+        first = next(row for row, n in zip(kept, reused, strict=True) if n)
+        layers = []
+        for layer, (k0, v0) in enumerate(first.layers):
+            shape = (len(prompts), k0.size(0), width, k0.size(-1))
+            k = torch.zeros(shape, dtype=k0.dtype, device=k0.device)
+            v = torch.zeros(shape, dtype=v0.dtype, device=v0.device)
+            for i, (row, n) in enumerate(zip(kept, reused, strict=True)):
+                if n:
+                    k[i, :, width - n :] = row.layers[layer][0]
+                    v[i, :, width - n :] = row.layers[layer][1]
+            layers.append((k, v))
+        past_mask = torch.zeros((len(prompts), width), dtype=torch.long, device=device)
+        for i, n in enumerate(reused):
+            past_mask[i, width - n :] = 1
+        offsets = torch.tensor(reused, dtype=torch.long, device=device)[:, None]
+        from transformers import DynamicCache
+
+        cache = DynamicCache(ddp_cache_data=layers)
+        return cache, torch.cat([past_mask, mask], dim=-1), ids, positions + offsets
+
+    def _keep(self, keys, prompts, outputs, past, prompt_mask, read) -> None:
+        """Keep each row's keys and values for the prompt and the sampled ids it read."""
+        layers = [(layer.keys, layer.values) for layer in past.layers]
+        width = prompt_mask.size(1)
+        for i, (key, prompt, out) in enumerate(zip(keys, prompts, outputs, strict=True)):
+            n = min(len(out.token_ids), read)
+            cols = torch.cat(
+                [
+                    prompt_mask[i].nonzero().squeeze(-1),
+                    torch.arange(width, width + n, device=prompt_mask.device),
+                ]
+            )
+            rows = tuple((k[i, :, cols].clone(), v[i, :, cols].clone()) for k, v in layers)
+            self._kept[key] = KeptRow(tuple(prompt) + tuple(out.token_ids[:n]), rows)
 
     def _collect(self, tokens, logps) -> list[GenerationOutput]:
         if not tokens:

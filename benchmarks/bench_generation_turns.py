@@ -1,0 +1,96 @@
+"""Multi-turn generation with and without the kept keys and values (policy.generation), side
+by side in one run on this machine.
+
+Episodes of ``--turns`` turns: every episode starts from a prompt of about ``--prompt`` tokens;
+each turn samples a reply and appends it and an observation of about ``--observation`` tokens,
+as the rollout loop does. The same episodes are played twice with the same seeds by a tiny
+random policy of the default's shape (``--positions`` positions): once encoding every prompt
+whole each turn (the baseline, ``keys`` not given), once with each episode's keys and values
+kept between turns. Reports the seconds of each, their ratio, and the share of sampled ids the
+two agree on (they differ only where floating-point sums in another order flip a sample).
+Usage::
+
+    python benchmarks/bench_generation_turns.py [--episodes 64] [--turns 8] [--threads 2]
+
+Writes benchmarks/out/generation_turns.json and prints it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import time
+from pathlib import Path
+
+import torch
+
+from editcredit.policy.generation import TransformersGenerator
+from editcredit.policy.model import new_model, tiny_config
+
+ROOT = Path(__file__).resolve().parents[1]
+VOCAB = 2048
+PAD = 0
+
+
+def play(gen: TransformersGenerator, args, keep: bool) -> tuple[float, list[list[int]]]:
+    """Play the episodes; returns the seconds spent in generation and every reply's ids."""
+    rng = random.Random(args.seed)
+    prompts = [
+        [rng.randrange(2, VOCAB) for _ in range(rng.randint(args.prompt // 2, args.prompt))]
+        for _ in range(args.episodes)
+    ]
+    replies, seconds = [], 0.0
+    for turn in range(args.turns):
+        keys = {"keys": list(range(len(prompts)))} if keep else {}
+        clock = time.perf_counter()
+        outputs = gen.generate(prompts, args.max_new_tokens, 1.0, seed=turn, **keys)
+        seconds += time.perf_counter() - clock
+        replies += [o.token_ids for o in outputs]
+        for prompt, out in zip(prompts, outputs, strict=True):
+            n = rng.randint(args.observation // 2, args.observation)
+            prompt += out.token_ids + [rng.randrange(2, VOCAB) for _ in range(n)]
+    gen.release()
+    return seconds, replies
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--episodes", type=int, default=64)
+    ap.add_argument("--turns", type=int, default=8)
+    ap.add_argument("--prompt", type=int, default=600)
+    ap.add_argument("--observation", type=int, default=120)
+    ap.add_argument("--max-new-tokens", type=int, default=24)
+    ap.add_argument("--positions", type=int, default=2048)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    arch = {
+        "hidden_size": 128,
+        "intermediate_size": 512,
+        "num_layers": 2,
+        "num_heads": 4,
+        "num_kv_heads": 2,
+        "max_positions": args.positions,
+    }
+    model = new_model(tiny_config(VOCAB, arch, PAD, None, 1), seed=0).eval()
+    stops = tuple(range(1, VOCAB, 16))  # replies of a few to a few dozen ids, as the agent's
+    whole, whole_replies = play(TransformersGenerator(model, stops, PAD), args, keep=False)
+    kept, kept_replies = play(TransformersGenerator(model, stops, PAD), args, keep=True)
+    same = sum(a == b for a, b in zip(whole_replies, kept_replies, strict=True))
+    record = {
+        "settings": vars(args),
+        "whole_prompt_s": round(whole, 2),
+        "kept_prefix_s": round(kept, 2),
+        "speedup": round(whole / kept, 2),
+        "identical_replies": f"{same} of {len(whole_replies)}",
+    }
+    out = ROOT / "benchmarks" / "out" / "generation_turns.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(record, indent=1) + "\n")
+    print(json.dumps(record, indent=1))
+
+
+if __name__ == "__main__":
+    main()
