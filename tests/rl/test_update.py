@@ -144,6 +144,25 @@ def test_group_mini_batches(groups, parts, plan):
     assert group_mini_batches(groups, parts) == plan
 
 
+def test_right_padded_log_probs_need_no_attention_mask():
+    """The update reads right-padded rows without a mask: the same log-probs and gradient."""
+    model, sequences = _model(), _sequences()
+    ids, attn, mask, old, _ = padded_batch(sequences, torch.device("cpu"))
+    assert int((attn == 0).sum()) > 0  # rows of different lengths: padding on the right
+
+    def logprobs_and_grads(attention_mask):
+        model.zero_grad()
+        lp, _ = generated_logprobs(model, ids, attention_mask, mask, old, 1.0)
+        (lp * mask).sum().backward()
+        return lp.detach(), [p.grad.clone() for p in model.parameters()]
+
+    masked, masked_grads = logprobs_and_grads(attn)
+    unmasked, unmasked_grads = logprobs_and_grads(None)
+    torch.testing.assert_close(unmasked * mask, masked * mask, atol=1e-5, rtol=1e-5)
+    for a, b in zip(unmasked_grads, masked_grads, strict=True):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
+
+
 def _on_policy(model, sequences):
     """The sequences with the model's own log-probs, as if it had sampled them."""
     out = []

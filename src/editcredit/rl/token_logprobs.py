@@ -29,7 +29,7 @@ def _hidden_then_head(model: torch.nn.Module) -> bool:
 def selected_logprobs(
     model: torch.nn.Module,
     ids: torch.Tensor,
-    attention_mask: torch.Tensor,
+    attention_mask: torch.Tensor | None,
     rows: torch.Tensor,
     cols: torch.Tensor,
     temperature: float,

@@ -132,9 +132,11 @@ def policy_update(
             continue
         micro_batches += 1
         tokens += sum(len(s.token_ids) for s in batch)
-        ids, attn, mask, old, adv = padded_batch(batch, device)
+        ids, _, mask, old, adv = padded_batch(batch, device)
         wts = weights[start : start + len(batch), : ids.shape[1]].to(torch.float32).to(device)
-        new, entropy = generated_logprobs(model, ids, attn, mask, old, temperature)
+        # rows are right-padded: causal attention alone keeps real tokens off the padding, and
+        # without a mask SDPA takes its fused causal kernel (the log-probs are the masked ones)
+        new, entropy = generated_logprobs(model, ids, None, mask, old, temperature)
         loss_tokens, stats = loss_fn(new, old, adv, mask, ppo_clip=ppo_clip, dppo_delta=dppo_delta)
         loss = (wts * loss_tokens).sum()
         loss.backward()
