@@ -204,7 +204,9 @@ def eval_model_job(
     tasks = _tasks_of(plan, job.tasks)
     book = gold_times_book(job.gold_times)
     known = {str(model_dir): base_check["directory_sha256"]} if base_check else None
-    inputs = [job.plan, job.tasks, model_dir] + ([job.gold_times] if job.gold_times else [])
+    # not the gold-times directory: its records hold wall-clock seconds, which would make
+    # every downstream byte depend on the clock (they only set the tests' time limits)
+    inputs = [job.plan, job.tasks, model_dir]
     block = provenance(inputs, config, known)
     sandbox_cfg, agent_cfg = settings.sandbox.to_dict(), settings.agent.to_dict()
     grader = grader_identity(sandbox_cfg)

@@ -280,7 +280,8 @@ def train_segment_job(
         raise GateFailed(f"{run}: first-segment gate failed {gate['checks']}; receipt {failed}")
     inputs = [start_model, tasks_path] + ([start_state] if start_state else [])
     inputs += [controls_path] if controls_path else []
-    inputs += [job.gold_times] if job.gold_times else []
+    # not the gold-times directory: its records hold wall-clock seconds, which would make
+    # every downstream byte depend on the clock (they only set the tests' time limits)
     write_result_json(Path(out_dir) / "segment.json", receipt, inputs, config, known)
     write_volatile(Path(out_dir) / "segment.json", volatile)
     write_identity(Path(out_dir), config=config)
@@ -361,7 +362,8 @@ def control_replay_job(
         receipt["base_check"] = base_check
         known[base_model] = base_check["directory_sha256"]
     inputs = [base_model, tasks_path] + ([controls_path] if controls_path else [])
-    inputs += [job.gold_times] if job.gold_times else []
+    # not the gold-times directory: its records hold wall-clock seconds, which would make
+    # every downstream byte depend on the clock (they only set the tests' time limits)
     seconds = time.monotonic() - started
     write_result_json(out_path.with_suffix(".json"), receipt, inputs, config, known)
     volatile = {"seconds": seconds, "workers": where, "budget_spent": timed}
