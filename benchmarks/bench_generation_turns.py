@@ -24,9 +24,9 @@ import time
 from pathlib import Path
 
 import torch
+from synthetic import fresh_default_policy
 
 from editcredit.policy.generation import TransformersGenerator
-from editcredit.policy.model import new_model, tiny_config
 
 ROOT = Path(__file__).resolve().parents[1]
 VOCAB = 2048
@@ -66,15 +66,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
-    arch = {
-        "hidden_size": 128,
-        "intermediate_size": 512,
-        "num_layers": 2,
-        "num_heads": 4,
-        "num_kv_heads": 2,
-        "max_positions": args.positions,
-    }
-    model = new_model(tiny_config(VOCAB, arch, PAD, None, 1), seed=0).eval()
+    model = fresh_default_policy(VOCAB, PAD, 1, args.positions).eval()
     stops = tuple(range(1, VOCAB, 16))  # replies of a few to a few dozen ids, as the agent's
     whole, whole_replies = play(TransformersGenerator(model, stops, PAD), args, keep=False)
     kept, kept_replies = play(TransformersGenerator(model, stops, PAD), args, keep=True)

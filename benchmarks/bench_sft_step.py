@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 
 import torch
+from synthetic import fresh_default_policy
 
-from editcredit.policy.model import new_model, tiny_config
 from editcredit.policy.sft import _batch, _grouped_order, weighted_lm_loss
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,15 +73,7 @@ def synthetic_examples(args) -> list[tuple[list[int], list[int]]]:
 
 
 def seconds_per_step(loss_fn, examples, args) -> tuple[float, list[float]]:
-    arch = {
-        "hidden_size": 128,
-        "intermediate_size": 512,
-        "num_layers": 2,
-        "num_heads": 4,
-        "num_kv_heads": 2,
-        "max_positions": args.positions,
-    }
-    model = new_model(tiny_config(VOCAB, arch, PAD, None, 1), seed=0).train()
+    model = fresh_default_policy(VOCAB, PAD, 1, args.positions).train()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     order = _grouped_order(examples, 8, 16, random.Random(args.seed))
     losses, clock = [], time.perf_counter()

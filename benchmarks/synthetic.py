@@ -1,11 +1,26 @@
-"""Synthetic update sequences for the benchmarks: random tokens and log-probs, advantages on the
-generated tokens."""
+"""Synthetic inputs for the benchmarks: update sequences (random tokens and log-probs, advantages
+on the generated tokens) and a fresh policy of the tiny default's shape."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 
 from editcredit.rl.update import UpdateSequence
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def fresh_default_policy(vocab: int, pad_id: int, eos_id: int, positions: int, seed: int = 0):
+    """A randomly initialised policy of ``models.tiny.architecture`` in config/config.yaml, with
+    ``positions`` positions and ``vocab`` tokens."""
+    from editcredit.config import load_config
+    from editcredit.policy.model import new_model, tiny_config
+
+    arch = dict(load_config(ROOT / "config" / "config.yaml")["models"]["tiny"]["architecture"])
+    arch["max_positions"] = positions
+    return new_model(tiny_config(vocab, arch, pad_id, None, eos_id), seed=seed)
 
 
 def update_sequences(masks: list[np.ndarray], vocab: int, groups: int) -> list[UpdateSequence]:
