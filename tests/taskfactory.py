@@ -87,3 +87,19 @@ def write_control_records(directory, times) -> str:
         record = {"instance_id": instance_id, "gold": {"sandbox": sandbox}}
         (directory / f"{instance_id}.json").write_text(json.dumps(record))
     return str(directory)
+
+
+def count_gold_runs(monkeypatch) -> list[str]:
+    """The task ids local sandboxes spend a gold run on, appended as they run (the gold runs
+    still happen)."""
+    from editcredit.sandbox.local_backend import LocalSandbox
+
+    ids: list[str] = []
+    original = LocalSandbox.measure_gold
+
+    def counting(self, task):
+        ids.append(task.instance_id)
+        return original(self, task)
+
+    monkeypatch.setattr(LocalSandbox, "measure_gold", counting)
+    return ids

@@ -10,12 +10,11 @@ from pathlib import Path
 import pytest
 from jobfactory import job_settings
 from policyfactory import toy_tasks
-from taskfactory import CONFIG, write_control_records
+from taskfactory import CONFIG, count_gold_runs, write_control_records
 
 from editcredit.agent import base_job, probe_job
 from editcredit.data.freeze import write_parquet
 from editcredit.job_settings import ProbeJobSettings
-from editcredit.sandbox.local_backend import LocalSandbox
 
 TIMINGS = {"collect_s": 0.1, "tests": {"test_calc.py::test_add": 2.0}}
 LOCAL = {**CONFIG["sandbox"], "backend": "local", "workers": 2}
@@ -24,15 +23,7 @@ LOCAL = {**CONFIG["sandbox"], "backend": "local", "workers": 2}
 @pytest.fixture
 def measured(monkeypatch):
     """The task ids the local sandboxes spend a gold run on."""
-    ids = []
-    original = LocalSandbox.measure_gold
-
-    def counting(self, task):
-        ids.append(task.instance_id)
-        return original(self, task)
-
-    monkeypatch.setattr(LocalSandbox, "measure_gold", counting)
-    return ids
+    return count_gold_runs(monkeypatch)
 
 
 @pytest.fixture

@@ -235,9 +235,7 @@ def test_the_pool_grades_with_the_control_rules_recorded_gold_times(study, monke
     """The job's own pool (the local backend) is limited by the gold times of
     ``job.gold_times``: a task recorded there gets no gold run of the job's; without records
     every graded task is measured. The directory is an input of the slot files."""
-    from taskfactory import write_control_records
-
-    from editcredit.sandbox.local_backend import LocalSandbox
+    from taskfactory import count_gold_runs, write_control_records
 
     tasks_path, model_dir = study
     ids = [f"toy__calc__{i}" for i in range(4)]
@@ -245,14 +243,7 @@ def test_the_pool_grades_with_the_control_rules_recorded_gold_times(study, monke
     records = write_control_records(
         "results/controls/toy/tasks", dict.fromkeys(ids, timings) if recorded else {}
     )
-    measured = []
-    original = LocalSandbox.measure_gold
-
-    def counting(self, task):
-        measured.append(task.instance_id)
-        return original(self, task)
-
-    monkeypatch.setattr(LocalSandbox, "measure_gold", counting)
+    measured = count_gold_runs(monkeypatch)
     chat = FakeChat()
     job = eval_files(model_dir, tasks_path, gold_times=records)
     eval_model_job(

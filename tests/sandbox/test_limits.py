@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from taskfactory import CONFIG, make_calc_task, write_control_records
+from taskfactory import CONFIG, count_gold_runs, make_calc_task, write_control_records
 
 from editcredit.sandbox.limits import (
     GoldTimes,
@@ -153,20 +153,12 @@ def test_a_pool_with_recorded_times_makes_no_gold_run(tmp_path, monkeypatch, rec
     """The local backend grades for real: a task with recorded times is held to their limits
     without a gold run of its own; a task without them is measured once, for every sandbox of
     the pool (gradings one after the other: each borrows the next sandbox)."""
-    from editcredit.sandbox.local_backend import LocalSandbox
     from editcredit.sandbox.pool import SandboxPool
 
     task = make_calc_task()
     timings = {"collect_s": 0.1, "tests": {"test_calc.py::test_add": 2.0}}
     records = write_control_records(tmp_path, {task.instance_id: timings} if recorded else {})
-    measured = []
-    original = LocalSandbox.measure_gold
-
-    def counting(self, t):
-        measured.append(t.instance_id)
-        return original(self, t)
-
-    monkeypatch.setattr(LocalSandbox, "measure_gold", counting)
+    measured = count_gold_runs(monkeypatch)
     book = gold_times_book(records)
     with SandboxPool("local", CONFIG["sandbox"], 2, book) as pool:
         assert pool.gold_times is book and all(box.gold_times is book for box in pool._all)
