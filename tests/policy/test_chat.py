@@ -205,3 +205,26 @@ def test_a_tool_format_other_than_tool_call_json_is_refused_for_a_tool_only():
     )
     with pytest.raises(ChatTemplateError, match="not in the <tool_call> JSON format"):
         chat.conversation("bash")
+
+
+def test_run_episodes_shows_its_progress_only_when_labelled(tiny, capsys):
+    """A labelled run draws a bar on stderr (turns, episodes still playing); an unlabelled one
+    prints nothing, and both play the same episode."""
+    chat = ChatTemplate(tiny)
+    turns = [tiny.encode(a, add_special_tokens=False) + [chat.end_of_turn] for a in ACTIONS]
+    cfg = RolloutConfig(
+        max_turns=len(turns), max_new_tokens=64, max_context_tokens=100_000, temperature=1.0
+    )
+    task = Task.model_construct(instance_id="t")
+    played = []
+    for label in (None, "probe-dev: 1 episodes, turns"):
+        env = ScriptEnv(OBSERVATIONS)
+        gen = ScriptGenerator(turns)
+        [episode] = run_episodes([(task, "k")], lambda e=env: e, gen, chat, cfg, 0, progress=label)
+        played.append((episode.token_ids, env.actions))
+        err = capsys.readouterr().err
+        if label is None:
+            assert err == ""
+        else:
+            assert label in err and f"{len(turns)}/{len(turns)}" in err
+    assert played[0] == played[1]

@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from tqdm import tqdm
+
 from editcredit.agent.environments import EnvironmentMaker
 from editcredit.agent.reward import terminal_reward
 from editcredit.agent.rollout import Episode, RolloutConfig, run_episodes
@@ -44,6 +46,7 @@ def rollout_and_grade(
         rollout,
         seed,
         step_workers=workers,
+        progress=f"{key_prefix}: {len(jobs)} episodes, turns",
     )
 
     def finish(episode: Episode) -> dict[str, Any]:
@@ -61,7 +64,10 @@ def rollout_and_grade(
         return trajectory_row(episode, report, reward)
 
     with ThreadPoolExecutor(workers) as ex:
-        return list(ex.map(finish, episodes))
+        graded = ex.map(finish, episodes)
+        return list(
+            tqdm(graded, total=len(episodes), desc=f"{key_prefix}: grading", mininterval=5.0)
+        )
 
 
 def reward_groups(rows: list[dict[str, Any]]) -> dict[str, list[float]]:

@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from tqdm import tqdm
+
 from editcredit.agent.protocol import Environment
 from editcredit.data.task import Task
 from editcredit.policy.chat import ChatTemplate, Conversation
@@ -72,8 +74,11 @@ def run_episodes(
     cfg: RolloutConfig,
     seed: int,
     step_workers: int = 2,
+    progress: str | None = None,
 ) -> list[Episode]:
-    """Run every (task, rollout_key) episode to its end, all turns batched across episodes."""
+    """Run every (task, rollout_key) episode to its end, all turns batched across episodes.
+    With ``progress`` (a label), a bar on stderr counts the turns and the episodes still
+    playing."""
     episodes = []
     for task, key in jobs:
         env = make_env()
@@ -86,10 +91,12 @@ def run_episodes(
     keeps = bool(getattr(generator, "keeps_prefixes", False))
     if keeps:
         generator.release()
+    bar = tqdm(total=cfg.max_turns, desc=progress, disable=progress is None, mininterval=5.0)
     for turn in range(cfg.max_turns):
         active = [e for e in episodes if not e.done]
         if not active:
             break
+        bar.set_postfix(playing=len(active), refresh=False)
         extra = {"keys": [id(e) for e in active]} if keeps else {}
         outputs = generator.generate(
             [e.token_ids for e in active],
@@ -119,6 +126,8 @@ def run_episodes(
                 else:
                     episode.extend(obs_ids, None, -1)
             episode.done = done
+        bar.update(1)
+    bar.close()
     if keeps:
         generator.release()
     for episode in episodes:
