@@ -40,7 +40,7 @@ def test_an_override_without_a_value_is_refused_naming_it():
         ("models.tiny.tokenizer_vocab=1024", True),
         ("models.tiny.experts.rename_prob=1.0", True),
         ("models.tiny.experts.rename_locals=true", True),
-        ("models.tiny.experts.kind=search", False),
+        ("models.tiny.experts.kind=oracle", False),
         ("models.tiny.experts.episodes_per_task=3", False),
         ("models.tiny.seed=7", False),
         ("agent.max_turns=10", False),
