@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import torch
-from taskfactory import CONFIG, make_calc_task
+from taskfactory import CONFIG, TOY_AGENT, make_calc_task
 
 from editcredit.data.task import Task
 
@@ -81,7 +81,9 @@ def train_toy_policy(out: Path, sandbox, give_up: float = 0.0, sft_steps: int = 
     }
     tasks = toy_tasks()
     experts = {**cfg["experts"], "seed": cfg["seed"]}
-    make_env = expert_environment({**CONFIG["agent"], "max_turns": 4}, CONFIG["sandbox"])
+    # the toy family is played without the default's candidate list (agent.candidates): the
+    # jobs these policies serve are set up the same way (TOY_AGENT)
+    make_env = expert_environment({**TOY_AGENT, "max_turns": 4}, CONFIG["sandbox"])
     corpus, names = expert_corpus(tasks, sandbox, experts, make_env, 4, 1)
     rng = random.Random(f"give-up:{give_up}")
     corpus = [

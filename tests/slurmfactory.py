@@ -29,7 +29,7 @@ def study_config(policy: Path, suite_file: Path) -> dict:
         }
     }
     cfg["models"] = {"toyp": {"source": "import", "path": str(policy)}}
-    cfg["agent"].update(max_turns=3, max_new_tokens=24)
+    cfg["agent"].update(max_turns=3, max_new_tokens=24, candidates=False)  # as TOY_AGENT
     train = cfg["training"]
     train.update(model="toyp", suite="toy", plan={"M": [42], "B": [42]})
     train.update(endpoint_step=2, segment_steps=1)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from jobfactory import NO_RAY, eval_settings, run_control_replay, run_segment
 from policyfactory import toy_tasks, train_toy_policy
-from taskfactory import CONFIG
+from taskfactory import CONFIG, TOY_AGENT
 
 from editcredit.audit.provenance import read_provenance
 from editcredit.data.freeze import write_parquet
@@ -26,7 +26,7 @@ from editcredit.evaluation.job import EvalModelJob, eval_model_job, plan_job, sc
 from editcredit.layout import is_volatile, volatile_sidecar
 
 RUN = "M-s42"
-AGENT = {**CONFIG["agent"], "max_turns": 3, "max_new_tokens": 24}
+AGENT = {**TOY_AGENT, "max_turns": 3, "max_new_tokens": 24}
 TASKS = "data/frozen/toy/tasks.parquet"
 SEGMENT = f"runs/{RUN}/step_1"
 EVAL = f"results/eval/{RUN}/holdout"
@@ -66,6 +66,7 @@ def test_a_rebuilt_segment_and_evaluation_write_the_same_bytes(
         "training.grpo.lr": 0.01,
         "agent.max_turns": AGENT["max_turns"],
         "agent.max_new_tokens": AGENT["max_new_tokens"],
+        "agent.candidates": AGENT["candidates"],
     }
 
     def segment() -> dict[str, bytes]:
@@ -116,6 +117,7 @@ def test_a_rebuilt_segment_and_evaluation_write_the_same_bytes(
             "agent.max_turns": AGENT["max_turns"],
             "agent.max_new_tokens": AGENT["max_new_tokens"],
             "agent.max_context_tokens": CONFIG["agent"]["max_context_tokens"],
+            "agent.candidates": AGENT["candidates"],
             "sandbox": {**CONFIG["sandbox"], "workers": 2},
         }
     )
