@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import torch
-from taskfactory import CONFIG, TOY_AGENT, make_calc_task
+from taskfactory import CONFIG, make_calc_task
 
 from editcredit.data.task import Task
 
@@ -54,13 +54,16 @@ def write_toy_jsonl(path: Path, n: int = 3) -> Path:
     return path
 
 
-def train_toy_policy(out: Path, sandbox, give_up: float = 0.0, sft_steps: int = 600) -> Path:
+def train_toy_policy(
+    out: Path, sandbox, give_up: float = 0.0, sft_steps: int = 600, agent: dict | None = None
+) -> Path:
     """A small HF policy trained by SFT on scripted experts for the toy tasks (seconds on CPU).
 
     It edits, runs and submits often enough that GRPO groups have unequal rewards. With
     ``give_up`` > 0 that share of the expert episodes (seeded) is replaced by one that submits
     at once, without an edit: the policy then fixes the bug only some of the time, a task family
-    where RL has a certain way up (edit first)."""
+    where RL has a certain way up (edit first). ``agent``: the experts' environment settings
+    (the default's unless given; the jobs that play the policy should use the same)."""
     import random
 
     from editcredit.agent.expert_corpus import expert_corpus, expert_environment
@@ -81,9 +84,7 @@ def train_toy_policy(out: Path, sandbox, give_up: float = 0.0, sft_steps: int = 
     }
     tasks = toy_tasks()
     experts = {**cfg["experts"], "seed": cfg["seed"]}
-    # the toy family is played without the default's candidate list (agent.candidates): the
-    # jobs these policies serve are set up the same way (TOY_AGENT)
-    make_env = expert_environment({**TOY_AGENT, "max_turns": 4}, CONFIG["sandbox"])
+    make_env = expert_environment({**(agent or CONFIG["agent"]), "max_turns": 4}, CONFIG["sandbox"])
     corpus, names = expert_corpus(tasks, sandbox, experts, make_env, 4, 1)
     rng = random.Random(f"give-up:{give_up}")
     corpus = [

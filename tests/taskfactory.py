@@ -10,8 +10,9 @@ from editcredit.sandbox.patches import diff_trees
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG = load_config(os.path.join(REPO, "config", "config.yaml"))
-#: The agent of the toy task family's jobs: the default's, without the candidate list (the toy
-#: policies of tests/policyfactory.py are trained without it; agent/candidates.py has its own tests)
+#: The default's agent without the candidate list, for the toy studies whose assertions were
+#: written for that environment (the SLURM studies, the rebuild test): their policy is trained
+#: with it too (``policyfactory.train_toy_policy(agent=TOY_AGENT)``)
 TOY_AGENT = {**CONFIG["agent"], "candidates": False}
 
 CALC_BUG = '''def add(a, b):

@@ -54,7 +54,9 @@ def test_a_rebuilt_segment_and_evaluation_write_the_same_bytes(
     tmp_path, monkeypatch, docker_sandbox
 ):
     monkeypatch.chdir(tmp_path)
-    base = train_toy_policy(Path("models/base/toy"), docker_sandbox, give_up=0.5, sft_steps=120)
+    base = train_toy_policy(
+        Path("models/base/toy"), docker_sandbox, give_up=0.5, sft_steps=120, agent=TOY_AGENT
+    )
     Path(TASKS).parent.mkdir(parents=True)
     write_parquet(toy_tasks(2), Path(TASKS))
     overrides = {

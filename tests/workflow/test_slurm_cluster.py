@@ -36,6 +36,7 @@ from slurmfactory import (
     smk_cmd,
     study_config,
 )
+from taskfactory import TOY_AGENT
 
 pytest.importorskip(
     "snakemake_executor_plugin_slurm",
@@ -93,7 +94,7 @@ def studies(tmp_path_factory, docker_sandbox, slurm):
     """The toy study run locally and through SLURM (side by side); both roots and the SLURM run."""
     base = tmp_path_factory.mktemp("slurmstudy")
     # a few SFT steps: the policy acts in the right format; how well does not matter here
-    policy = train_toy_policy(base / "policy", docker_sandbox, sft_steps=60)
+    policy = train_toy_policy(base / "policy", docker_sandbox, sft_steps=60, agent=TOY_AGENT)
     suite = write_toy_jsonl(base / "toy.jsonl")
     cfg = study_config(policy, suite)
     local = copy_workflow(base / "local", cfg)

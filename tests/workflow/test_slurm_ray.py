@@ -32,7 +32,7 @@ from slurmfactory import (
     smk_cmd,
     study_config,
 )
-from taskfactory import CONFIG, REPO
+from taskfactory import CONFIG, REPO, TOY_AGENT
 
 pytest.importorskip(
     "snakemake_executor_plugin_slurm",
@@ -98,7 +98,7 @@ def segments(tmp_path_factory, docker_sandbox, slurm):
     """The toy study's first segment of M-s42, trained locally (one in-process worker) and
     through profiles/slurm with Ray in the job's allocation (two actors)."""
     base = tmp_path_factory.mktemp("slurmray")
-    policy = train_toy_policy(base / "policy", docker_sandbox, sft_steps=60)
+    policy = train_toy_policy(base / "policy", docker_sandbox, sft_steps=60, agent=TOY_AGENT)
     cfg = study_config(policy, write_toy_jsonl(base / "toy.jsonl"))
     local = copy_workflow(base / "local", cfg)
     ray_cfg = copy.deepcopy(cfg)
