@@ -36,13 +36,16 @@ from editcredit.data.freeze import load_tasks
 from editcredit.evaluation.journal import Journal
 from editcredit.evaluation.ledger import Limits
 from editcredit.evaluation.runner import SliceSettings, run_slots
+from editcredit.sandbox.base import grade_selected
+from editcredit.sandbox.memo import GradingMemo
 from editcredit.sandbox.pool import SandboxPool
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 class PhaseTimer:
-    """Wraps ``grade`` and sums wall time by caller: final gradings run in 'grade' threads."""
+    """Wraps ``grade`` and sums wall time by caller (final gradings run in 'grade' threads)
+    and by whether the run hit a time limit (a test or the collection timed out)."""
 
     def __init__(self, inner) -> None:
         self.inner = inner
@@ -50,19 +53,26 @@ class PhaseTimer:
         self.calls: Counter[str] = Counter()
         self._lock = threading.Lock()
 
-    def grade(self, task, patch):
+    def grade(self, task, patch, select=None):
         phase = (
             "final_grading"
             if threading.current_thread().name.startswith("grade")
             else "in_episode_test_runs"
         )
         start = time.perf_counter()
+        report = None
         try:
-            return self.inner.grade(task, patch)
+            report = grade_selected(self.inner, task, patch, select)
+            return report
         finally:
+            limited = report is not None and bool(
+                report.run_status == "timeout" or report.timeouts or report.collect_timeout
+            )
             with self._lock:
-                self.seconds[phase] += time.perf_counter() - start
-                self.calls[phase] += 1
+                for key in (phase, f"{phase}_time_limited" if limited else None):
+                    if key:
+                        self.seconds[key] += time.perf_counter() - start
+                        self.calls[key] += 1
 
 
 class TimedGenerator:
@@ -115,7 +125,8 @@ def main() -> None:
         tempfile.TemporaryDirectory(prefix="bench-eval-") as tmp,
         SandboxPool("docker", sandbox_cfg, workers) as pool,
     ):
-        timer = PhaseTimer(pool)
+        timer = PhaseTimer(pool)  # inside the memo: the runs that reach the sandbox
+        memo = GradingMemo(timer)  # as the eval job grades and observes: each tree once
         journal = Journal(Path(tmp) / "j", {"bench": 1})
         start = time.perf_counter()
         history, stats = run_slots(
@@ -123,7 +134,7 @@ def main() -> None:
             tasks,
             settings,
             journal,
-            timer,
+            memo,
             lambda: (timed, chat),
             Path(tmp) / "j" / "trajectories",
             log=lambda _: None,
@@ -159,6 +170,11 @@ def main() -> None:
             else None,
             "grading_slots_per_second": round(len(slots) / (final / workers), 3) if final else None,
             "after_last_batch_s": round(total - stats.generation_seconds, 2),
+            "memo_hits": memo.hits,
+            "time_limited": {
+                k: {"calls": timer.calls[k], "seconds_summed": round(timer.seconds[k], 2)}
+                for k in ("in_episode_test_runs_time_limited", "final_grading_time_limited")
+            },
         },
         "attempts": stats.attempts,
         "outcomes": dict(sorted(states.items())),

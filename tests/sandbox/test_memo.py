@@ -158,3 +158,66 @@ def test_a_failed_grading_is_raised_and_the_next_caller_grades_again():
         memo.grade(task, "p")
     assert memo.grade(task, "p").run_status == "finished"
     assert box.calls == ["boom", ("p", ())]
+
+
+@pytest.mark.parametrize(
+    "first, kept",
+    [
+        (report("finished", timeouts=[TIMEOUT]), True),
+        (report("timeout"), True),
+        (report("finished"), True),
+        (report("sandbox_died"), False),  # the machine, not the tree: run again
+        (report("no_report"), False),
+    ],
+)
+def test_the_agents_own_runs_keep_runs_stopped_by_their_limits(first, kept):
+    box = Counting(first)
+    memo = GradingMemo(box)
+    view = visible_view(make_calc_task())
+    memo.observe(view, "p", ["test_calc.py::test_add"])
+    assert (memo.observe(view, "p", ["test_calc.py::test_add"]) is first) is kept
+    assert len(box.calls) == (1 if kept else 2)
+
+
+def test_a_kept_observation_never_answers_a_grading_of_the_same_tree():
+    looped = report("finished", timeouts=[TIMEOUT], tag="observed")
+    box = Counting(looped)
+    memo = GradingMemo(box)
+    task = make_calc_task()
+    assert memo.observe(task, "p") is looped
+    graded = memo.grade(task, "p")  # the same task, patch and selection: run again
+    assert graded is not looped and len(box.calls) == 2
+    assert memo.grade(task, "p") is graded  # a clean grading is reused as before
+    assert memo.observe(task, "p") is looped  # and the observation stays its own
+
+
+def test_the_agents_run_goes_through_observe_where_the_sandbox_has_it():
+    from editcredit.grading.grader import observe_tree
+
+    looped = report("finished", timeouts=[TIMEOUT])
+    box = Counting(looped)
+    memo = GradingMemo(box)
+    task = make_calc_task()
+    view = visible_view(task)
+    observe_tree(view, "p", memo, ["test_calc.py::test_add"])
+    observe_tree(view, "p", memo, ["test_calc.py::test_add"])
+    assert len(box.calls) == 1 and memo.hits == 1
+    observe_tree(view, "p", box, ["test_calc.py::test_add"])  # a bare sandbox grades
+    assert len(box.calls) == 2
+
+
+def test_evaluations_wrappers_pass_the_agents_runs_on_as_observations():
+    from editcredit.evaluation.job import LazySandbox
+    from editcredit.evaluation.sandboxes import CountingSandbox, EpisodeSandbox, FaultySandbox
+    from editcredit.grading.grader import observe_tree
+
+    looped = report("finished", timeouts=[TIMEOUT])
+    box = Counting(looped)
+    memo = GradingMemo(box)
+    chain = EpisodeSandbox(CountingSandbox(FaultySandbox(LazySandbox(lambda: memo), 0.0)))
+    view = visible_view(make_calc_task())
+    for _ in range(3):
+        observe_tree(view, "p", chain, ["test_calc.py::test_add"])
+    assert len(box.calls) == 1 and memo.hits == 2
+    chain.grade(view, "p", ["test_calc.py::test_add"])  # a grading is not answered by it
+    assert len(box.calls) == 2

@@ -53,7 +53,7 @@ from editcredit.grading.grader_identity import grader_identity
 from editcredit.job_settings import EvalModelSettings
 from editcredit.layout import eval_job, eval_scope, is_volatile
 from editcredit.protocol.budget import job_guard
-from editcredit.sandbox.base import grade_selected
+from editcredit.sandbox.base import grade_selected, observe_selected
 from editcredit.sandbox.limits import GoldTimesBook, gold_times_book
 from editcredit.sandbox.memo import GradingMemo
 from editcredit.storage.monitor import Floor, StorageMonitor, existing_parent
@@ -100,10 +100,16 @@ class LazySandbox:
         self._factory, self._box, self._lock = factory, None, threading.Lock()
 
     def grade(self, task: Task, patch: str, select: list[str] | None = None):
+        return grade_selected(self._started(), task, patch, select)
+
+    def observe(self, task: Task, patch: str, select: list[str] | None = None):
+        return observe_selected(self._started(), task, patch, select)
+
+    def _started(self):
         with self._lock:
             if self._box is None:
                 self._box = self._factory()
-        return grade_selected(self._box, task, patch, select)
+        return self._box
 
     def close(self) -> None:
         if self._box is not None and hasattr(self._box, "close"):

@@ -1,5 +1,9 @@
 """Sandbox wrappers of evaluation: counting, recording in-episode failures, injecting faults.
 
+Each passes both kinds of call on: ``grade`` (a grading) and ``observe`` (the agent's own test
+run, which the grading memo keeps even when it hit its time limits; see
+:mod:`editcredit.sandbox.memo`).
+
 - :class:`CountingSandbox` counts the test runs that reach the sandbox (a model whose patches
   are all empty must make none).
 - :class:`EpisodeSandbox` stands between one episode's environment and the sandbox and keeps
@@ -19,7 +23,7 @@ from typing import Any
 
 from editcredit.audit.hashing import sha256_text
 from editcredit.data.task import Task
-from editcredit.sandbox.base import SandboxError, SandboxReport
+from editcredit.sandbox.base import SandboxError, SandboxReport, observe_selected
 from editcredit.sandbox.base import grade_selected as forward
 from editcredit.sandbox.observations import Observations
 
@@ -66,9 +70,15 @@ class CountingSandbox:
         self._lock = threading.Lock()
 
     def grade(self, task: Task, patch: str, select: list[str] | None = None) -> SandboxReport:
+        return self._run(forward, task, patch, select)
+
+    def observe(self, task: Task, patch: str, select: list[str] | None = None) -> SandboxReport:
+        return self._run(observe_selected, task, patch, select)
+
+    def _run(self, call, task: Task, patch: str, select: list[str] | None) -> SandboxReport:
         with self._lock:
             self.calls += 1
-        return forward(self.inner, task, patch, select)
+        return call(self.inner, task, patch, select)
 
 
 class EpisodeSandbox:
@@ -84,9 +94,15 @@ class EpisodeSandbox:
         self.failures: list[dict[str, Any]] = []
 
     def grade(self, task: Task, patch: str, select: list[str] | None = None) -> SandboxReport:
+        return self._run(forward, task, patch, select)
+
+    def observe(self, task: Task, patch: str, select: list[str] | None = None) -> SandboxReport:
+        return self._run(observe_selected, task, patch, select)
+
+    def _run(self, call, task: Task, patch: str, select: list[str] | None) -> SandboxReport:
         self.runs += 1
         try:
-            report = forward(self.inner, task, patch, select)
+            report = call(self.inner, task, patch, select)
         except INFRA_ERRORS as exc:
             self.failures.append({"run": self.runs, "exception": repr(exc)[-2000:]})
             return died_report(task, repr(exc))
@@ -131,6 +147,12 @@ class FaultySandbox:
         return int.from_bytes(h[:8], "big") / 2**64
 
     def grade(self, task: Task, patch: str, select: list[str] | None = None) -> SandboxReport:
+        return self._run(forward, task, patch, select)
+
+    def observe(self, task: Task, patch: str, select: list[str] | None = None) -> SandboxReport:
+        return self._run(observe_selected, task, patch, select)
+
+    def _run(self, call, task: Task, patch: str, select: list[str] | None) -> SandboxReport:
         u = self._draw(task, patch)
         if u < self.rate:
             with self._lock:
@@ -141,4 +163,4 @@ class FaultySandbox:
             return died_report(task, f"injected fault (seed {self.seed}): sandbox died")
         with self._lock:
             self.passed += 1
-        return forward(self.inner, task, patch, select)
+        return call(self.inner, task, patch, select)

@@ -11,7 +11,7 @@ from editcredit.audit.hashing import sha256_text
 from editcredit.data.task import Task
 from editcredit.grading.utility import training_score
 from editcredit.grading.verdicts import RunEvidence, judge, sentinel_problems
-from editcredit.sandbox.base import Sandbox, SandboxReport, grade_selected
+from editcredit.sandbox.base import Sandbox, SandboxReport, grade_selected, observe_selected
 
 ReportVerdict = Literal["valid_1", "valid_0", "unresolved", "empty_patch", "patch_does_not_apply"]
 
@@ -94,7 +94,7 @@ def observe_tree(task: Task, patch: str, sandbox: Sandbox, select: list[str]) ->
     """The agent's own test run (the minibugs ``run`` action on its visible tests): the
     verdict and the per-test statuses, no training quantities (Y, F, G, U are None: nothing is
     trained or scored on an observation, so it needs no utility weights)."""
-    return _judge(task, patch, grade_selected(sandbox, task, patch, select), None)
+    return _judge(task, patch, observe_selected(sandbox, task, patch, select), None)
 
 
 def judge_run(

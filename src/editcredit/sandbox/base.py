@@ -381,6 +381,15 @@ def read_log_tail(out_dir: Path, limit: int = 2000) -> str:
     return log.read_text(encoding="utf-8", errors="replace")[-limit:]
 
 
+def observe_selected(sandbox, task: Task, patch: str, select: list[str] | None) -> SandboxReport:
+    """The agent's own test run: ``sandbox.observe`` where the sandbox tells observations from
+    gradings (:class:`~editcredit.sandbox.memo.GradingMemo`), else a grading."""
+    observe = getattr(sandbox, "observe", None)
+    if observe is None:
+        return grade_selected(sandbox, task, patch, select)
+    return observe(task, patch, select or None)
+
+
 def grade_selected(sandbox, task: Task, patch: str, select: list[str] | None) -> SandboxReport:
     """``sandbox.grade`` with a selection of node ids when there is one (wrappers pass it on;
     a sandbox that is never asked for a selection needs no such parameter)."""

@@ -15,6 +15,13 @@ callers of one key wait for the first one's grading instead of running the tests
 The experts' corpus of a base (``keep_timeouts``) also keeps a run whose tests hit their time
 limits: a candidate fix that makes a loop run forever is met again by every episode of its
 task, and would cost its limits each time; a run that died or left no report is never kept.
+
+The agent's own test runs (:meth:`GradingMemo.observe`, the ``run`` action on its visible
+tests) keep such runs too: they are observations, never a grade, reward or score, and a
+looping candidate tried by every sample of a task cost its limits (about 15 s) each time: in
+``benchmarks/bench_eval_slots.py`` (16 holdout tasks x 4 samples) 31 such runs took about
+three quarters of the wall time. Observations and gradings are keyed apart, so a kept
+observation never answers a grading of the same tree.
 """
 
 from __future__ import annotations
@@ -67,7 +74,26 @@ class GradingMemo:
         self._lock = threading.Lock()
 
     def grade(self, task: Task, patch: str, select: list[str] | None = None) -> SandboxReport:
-        key = grading_key(task, patch, select)
+        """A grading: reused only when any later grading would reproduce it (``reusable``)."""
+        return self._answer(
+            ("grade", *grading_key(task, patch, select)), task, patch, select, self.keep_timeouts
+        )
+
+    def observe(self, task: Task, patch: str, select: list[str] | None = None) -> SandboxReport:
+        """The agent's own test run: also kept when its tests hit their time limits (an
+        observation decides no grade; see the module's doc). Keyed apart from gradings."""
+        return self._answer(
+            ("observe", *grading_key(task, patch, select)), task, patch, select, True
+        )
+
+    def _answer(
+        self,
+        key: tuple[str, ...],
+        task: Task,
+        patch: str,
+        select: list[str] | None,
+        keep_timeouts: bool,
+    ) -> SandboxReport:
         with self._lock:
             if key in self._done:
                 self.hits += 1
@@ -78,11 +104,11 @@ class GradingMemo:
                 self._running[key] = mine
         if waiting is not None:
             report = waiting.result()
-            if reusable(report, self.keep_timeouts):
+            if reusable(report, keep_timeouts):
                 with self._lock:
                     self.hits += 1
                 return report
-            return self.grade(task, patch, select)  # that run says nothing: grade afresh
+            return self._answer(key, task, patch, select, keep_timeouts)  # grade afresh
         try:
             report = grade_selected(self.sandbox, task, patch, select)
         except BaseException as exc:
@@ -93,7 +119,7 @@ class GradingMemo:
         with self._lock:
             self.misses += 1
             del self._running[key]
-            if reusable(report, self.keep_timeouts):
+            if reusable(report, keep_timeouts):
                 self._done[key] = report
         mine.set_result(report)
         return report
