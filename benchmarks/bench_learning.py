@@ -10,7 +10,8 @@ Usage::
     python benchmarks/bench_learning.py [--lrs 1e-4 3e-4 1e-3] [--steps 16] [--tasks 8]
         [--group 8] [--seed 42] [--jobs 1] [--set training.grpo.loss_aggregation=sequence_mean ...]
 
-Writes benchmarks/out/learning/<tag>.json (one file per settings) and prints the table.
+Writes benchmarks/out/learning/<tag>-s<seed>.json (one file per settings and seed; runs of
+several seeds can share ``--out`` at once) and prints the table.
 Not a timed test: one run per row, minutes each on 2 cores.
 """
 
@@ -115,7 +116,7 @@ def main() -> None:
     for lr in args.lrs:
         run_config = copy.deepcopy(config)
         run_config["training"]["grpo"]["lr"] = lr
-        seg = out / f"lr{lr:g}" / f"step_{args.steps}"
+        seg = out / f"s{args.seed}" / f"lr{lr:g}" / f"step_{args.steps}"
         segments[lr] = seg
         if not (seg / "rollouts.parquet").exists():
             job = SegmentJob(f"O-s{args.seed}", args.steps, base, tasks, controls, str(seg))
@@ -145,7 +146,7 @@ def main() -> None:
         )
     table = pd.DataFrame(rows)
     record = {"settings": json.loads(settings), "seed": args.seed, "rows": rows}
-    (Path(args.out) / f"{tag}.json").write_text(json.dumps(record, indent=2) + "\n")
+    (Path(args.out) / f"{tag}-s{args.seed}.json").write_text(json.dumps(record, indent=2) + "\n")
     print(f"settings {tag}: {args.set or 'config defaults'}")
     table["lr"] = table["lr"].map(lambda x: f"{x:g}")
     print(table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
