@@ -40,7 +40,7 @@ from editcredit.evaluation.plan import (
 )
 from editcredit.evaluation.predictions import write_predictions
 from editcredit.evaluation.runner import SliceSettings, run_slots
-from editcredit.evaluation.sandboxes import FaultySandbox
+from editcredit.evaluation.sandboxes import FaultySandbox, PassesCalls
 from editcredit.evaluation.scoring import scores_record
 from editcredit.evaluation.slots import (
     TaskSlots,
@@ -53,7 +53,6 @@ from editcredit.grading.grader_identity import grader_identity
 from editcredit.job_settings import EvalModelSettings
 from editcredit.layout import eval_job, eval_scope, is_volatile
 from editcredit.protocol.budget import job_guard
-from editcredit.sandbox.base import grade_selected, observe_selected
 from editcredit.sandbox.limits import GoldTimesBook, gold_times_book
 from editcredit.sandbox.memo import GradingMemo
 from editcredit.storage.monitor import Floor, StorageMonitor, existing_parent
@@ -92,24 +91,18 @@ def plan_job(
     return summary
 
 
-class LazySandbox:
+class LazySandbox(PassesCalls):
     """Starts the sandbox pool on the first grading (a rerun with nothing to grade starts
     none; a model with only empty patches never needs one)."""
 
     def __init__(self, factory: Callable[[], Any]) -> None:
         self._factory, self._box, self._lock = factory, None, threading.Lock()
 
-    def grade(self, task: Task, patch: str, select: list[str] | None = None):
-        return grade_selected(self._started(), task, patch, select)
-
-    def observe(self, task: Task, patch: str, select: list[str] | None = None):
-        return observe_selected(self._started(), task, patch, select)
-
-    def _started(self):
+    def _run(self, call, task: Task, patch: str, select: list[str] | None):
         with self._lock:
             if self._box is None:
                 self._box = self._factory()
-        return self._box
+        return call(self._box, task, patch, select)
 
     def close(self) -> None:
         if self._box is not None and hasattr(self._box, "close"):

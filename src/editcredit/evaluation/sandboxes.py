@@ -61,13 +61,9 @@ def is_infra(report: SandboxReport) -> bool:
     return report.patch_applied and report.run_status != "finished"
 
 
-class CountingSandbox:
-    """Counts ``grade`` calls; quacks like a Sandbox."""
-
-    def __init__(self, inner) -> None:
-        self.inner = inner
-        self.calls = 0
-        self._lock = threading.Lock()
+class PassesCalls:
+    """A wrapper's two kinds of call, each handed to its ``_run`` with the function that
+    passes it on to the wrapped sandbox."""
 
     def grade(self, task: Task, patch: str, select: list[str] | None = None) -> SandboxReport:
         return self._run(forward, task, patch, select)
@@ -76,12 +72,24 @@ class CountingSandbox:
         return self._run(observe_selected, task, patch, select)
 
     def _run(self, call, task: Task, patch: str, select: list[str] | None) -> SandboxReport:
+        raise NotImplementedError
+
+
+class CountingSandbox(PassesCalls):
+    """Counts ``grade`` calls; quacks like a Sandbox."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.calls = 0
+        self._lock = threading.Lock()
+
+    def _run(self, call, task: Task, patch: str, select: list[str] | None) -> SandboxReport:
         with self._lock:
             self.calls += 1
         return call(self.inner, task, patch, select)
 
 
-class EpisodeSandbox:
+class EpisodeSandbox(PassesCalls):
     """One episode's view of the sandbox: records infrastructure failures of its test runs.
 
     A raised infrastructure error becomes a died-sandbox report for the environment (the agent
@@ -92,12 +100,6 @@ class EpisodeSandbox:
         self.inner = inner
         self.runs = 0
         self.failures: list[dict[str, Any]] = []
-
-    def grade(self, task: Task, patch: str, select: list[str] | None = None) -> SandboxReport:
-        return self._run(forward, task, patch, select)
-
-    def observe(self, task: Task, patch: str, select: list[str] | None = None) -> SandboxReport:
-        return self._run(observe_selected, task, patch, select)
 
     def _run(self, call, task: Task, patch: str, select: list[str] | None) -> SandboxReport:
         self.runs += 1
@@ -118,7 +120,7 @@ class EpisodeSandbox:
         return report
 
 
-class FaultySandbox:
+class FaultySandbox(PassesCalls):
     """Fails a fraction ``rate`` of test runs, deterministically by seed.
 
     Whether a run fails depends on (seed, task, patch, how many times this wrapper has run that
@@ -145,12 +147,6 @@ class FaultySandbox:
             nth = self._seen[key]
         h = hashlib.sha256(f"{self.seed}|{task.instance_id}|{digest}|{nth}".encode()).digest()
         return int.from_bytes(h[:8], "big") / 2**64
-
-    def grade(self, task: Task, patch: str, select: list[str] | None = None) -> SandboxReport:
-        return self._run(forward, task, patch, select)
-
-    def observe(self, task: Task, patch: str, select: list[str] | None = None) -> SandboxReport:
-        return self._run(observe_selected, task, patch, select)
 
     def _run(self, call, task: Task, patch: str, select: list[str] | None) -> SandboxReport:
         u = self._draw(task, patch)
