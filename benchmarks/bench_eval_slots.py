@@ -7,7 +7,10 @@ grading overlapped with generation) and the docker sandbox pool, with the config
 budgets and eval batch size. Model loading and sandbox start-up are outside the timing.
 Usage::
 
-    python benchmarks/bench_eval_slots.py [--tasks N] [--samples n]
+    python benchmarks/bench_eval_slots.py [--tasks N] [--samples n] [--workers 2 6]
+
+With several ``--workers`` counts, one measurement each (same policy, same slots), side by
+side: the speedup over the first and whether the outcomes are the same.
 
 Phases: ``generation`` is the wall time of the generation batches (model forward passes plus
 the environment's steps, including the episodes' own test runs); ``model_forward`` and
@@ -88,26 +91,10 @@ class TimedGenerator:
             self.calls += 1
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", type=int, default=0, help="first N holdout tasks (0 = all)")
-    parser.add_argument("--samples", type=int, default=0, help="n (0 = the config's)")
-    parser.add_argument("--model", default="tiny")
-    args = parser.parse_args()
-    torch.set_num_threads(2)
-    config = load_config(ROOT / "config" / "config.yaml")
-    holdout = [
-        t for t in load_tasks(ROOT / "data/frozen/minibugs/tasks.parquet") if t.split == "holdout"
-    ][: args.tasks or None]
-    args.samples = args.samples or int(config["evaluation"]["evalsets"]["holdout"]["samples"])
-    tasks = {t.instance_id: t for t in holdout}
-    slots = [(t.instance_id, k) for t in holdout for k in range(args.samples)]
-    clock = time.perf_counter()
-    generator, chat = load_policy(str(ROOT / "models/base" / args.model), torch.device("cpu"))
-    load_s = time.perf_counter() - clock
+def measure(workers, generator, chat, load_s, config, holdout, tasks, slots, samples):
+    """One measurement of the slots with ``workers`` sandboxes (and grading threads)."""
     timed = TimedGenerator(generator)
     sandbox_cfg = config["sandbox"]
-    workers = int(sandbox_cfg["workers"])
     ev = config["evaluation"]
     settings = SliceSettings(
         model="bench",
@@ -153,7 +140,7 @@ def main() -> None:
     result = {
         "slots": len(slots),
         "tasks": len(holdout),
-        "samples": args.samples,
+        "samples": samples,
         "seconds": round(total, 2),
         "slots_per_second": round(len(slots) / total, 3),
         "phases": {
@@ -184,6 +171,51 @@ def main() -> None:
         "model_load_s": round(load_s, 2),
         "device": "cpu",
     }
+    return result
+
+
+def side_by_side(runs: list[dict]) -> dict:
+    """The measurements with the first's wall time over each one's, and whether every run
+    gave the same outcomes (the worker count must not change a result)."""
+    first = runs[0]
+    return {
+        "runs": runs,
+        "speedup_over_first": {
+            str(r["workers"]): round(first["seconds"] / r["seconds"], 2) for r in runs
+        },
+        "same_outcomes": all(r["outcomes"] == first["outcomes"] for r in runs),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=0, help="first N holdout tasks (0 = all)")
+    parser.add_argument("--samples", type=int, default=0, help="n (0 = the config's)")
+    parser.add_argument("--model", default="tiny")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        nargs="+",
+        default=[],
+        help="sandbox workers, one measurement each, side by side (default: the config's)",
+    )
+    args = parser.parse_args()
+    torch.set_num_threads(2)
+    config = load_config(ROOT / "config" / "config.yaml")
+    holdout = [
+        t for t in load_tasks(ROOT / "data/frozen/minibugs/tasks.parquet") if t.split == "holdout"
+    ][: args.tasks or None]
+    args.samples = args.samples or int(config["evaluation"]["evalsets"]["holdout"]["samples"])
+    tasks = {t.instance_id: t for t in holdout}
+    slots = [(t.instance_id, k) for t in holdout for k in range(args.samples)]
+    clock = time.perf_counter()
+    generator, chat = load_policy(str(ROOT / "models/base" / args.model), torch.device("cpu"))
+    load_s = time.perf_counter() - clock
+    runs = [
+        measure(n, generator, chat, load_s, config, holdout, tasks, slots, args.samples)
+        for n in args.workers or [int(config["sandbox"]["workers"])]
+    ]
+    result = runs[0] if len(runs) == 1 else side_by_side(runs)
     out = ROOT / "benchmarks" / "out" / "eval_slots.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")

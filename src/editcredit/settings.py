@@ -85,6 +85,7 @@ class SandboxSettings(Section):
     debian_mirror: str
     docker_mode: str
     workers: int
+    expert_workers: int
     mem_limit: str
     pids_limit: int
     timeout_factor: float

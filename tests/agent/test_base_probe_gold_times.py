@@ -123,3 +123,25 @@ def test_the_probe_grades_with_the_recorded_times(suite, measured, monkeypatch):
     assert measured == ids[2:]
     probe = json.loads(Path("results/base/toy/probe.json").read_text())
     assert records not in probe["provenance"]["inputs"]  # clock-dependent
+
+
+@pytest.mark.parametrize(
+    ("sandbox", "workers"),
+    [
+        ({**LOCAL, "expert_workers": 5}, 5),
+        ({k: v for k, v in LOCAL.items() if k != "expert_workers"}, 2),  # an older config
+    ],
+)
+def test_the_experts_play_in_the_configured_number_of_sandboxes(
+    suite, monkeypatch, sandbox, workers
+):
+    tasks_path, _, _ = suite
+    seen = {}
+
+    def expert_corpus(tasks, pool, experts, make_env, turns, threads, guard):
+        seen.update(sandboxes=pool.workers, threads=threads)
+        return [], []
+
+    monkeypatch.setattr(base_job, "expert_corpus", expert_corpus)
+    base_job.play_expert_corpus([], {"experts": {}, "seed": 0}, CONFIG["agent"], sandbox)
+    assert seen == {"sandboxes": workers, "threads": workers}

@@ -28,8 +28,9 @@ def play_expert_corpus(
 ) -> tuple[list[tuple[list[str], list[str]]], list[list[str]]]:
     """The model's experts played on ``tasks`` in a sandbox pool of the configured backend:
     the episodes and each episode's seed-function identifiers. ``gold_times``: the tasks'
-    recorded gold-run times (a task without any is measured with one gold run)."""
-    workers = int(sandbox_cfg["workers"])
+    recorded gold-run times (a task without any is measured with one gold run). The pool has
+    ``sandbox.expert_workers`` sandboxes (``workers`` where a config has none)."""
+    workers = int(sandbox_cfg.get("expert_workers", sandbox_cfg["workers"]))
     experts = {**model_cfg["experts"], "seed": model_cfg["seed"]}
     backend = sandbox_cfg["backend"]
     with SandboxPool(backend, sandbox_cfg, workers, gold_times) as pool:  # experts only
