@@ -11,6 +11,7 @@ import torch
 from tqdm import tqdm
 
 from editcredit.policy.chat import ChatTemplate
+from editcredit.policy.hidden_at import hidden_at
 from editcredit.protocol.budget import BudgetGuard
 
 #: SFT optimiser steps between two budget checks
@@ -81,13 +82,14 @@ def weighted_lm_loss(model, ids, weights) -> torch.Tensor:
 
     Rows are right-padded, so causal attention alone keeps every real token from seeing the
     padding: no attention mask is passed, which lets SDPA take its fused causal kernel instead
-    of materialising a mask. The output head and the cross-entropy run only on the positions
-    whose target weighs more than 0 (with observation weight 0, the actions alone). Both leave
-    the loss and its gradient what they were, up to the order of floating-point sums."""
-    hidden = model.base_model(input_ids=ids).last_hidden_state[:, :-1]
+    of materialising a mask. The last decoder layer, the output head and the cross-entropy run
+    only on the positions whose target weighs more than 0 (with observation weight 0, the
+    actions alone; :mod:`editcredit.policy.hidden_at`). All leave the loss and its gradient
+    what they were, up to the order of floating-point sums."""
     targets, w = ids[:, 1:], weights[:, 1:]
     keep = w > 0
-    logits = model.get_output_embeddings()(hidden[keep]).float()
+    hidden = hidden_at(model, ids[:, :-1], keep)
+    logits = model.get_output_embeddings()(hidden).float()
     ce = torch.nn.functional.cross_entropy(logits, targets[keep], reduction="none")
     return (ce * w[keep]).sum() / w.sum().clamp(min=1e-8)
 
