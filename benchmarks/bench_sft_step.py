@@ -26,6 +26,7 @@ from pathlib import Path
 import torch
 from synthetic import fresh_default_policy
 
+from editcredit.policy.hidden_at import all_hidden_at
 from editcredit.policy.sft import _batch, _grouped_order, weighted_lm_loss
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,12 +49,7 @@ def plain_loss(model, ids, weights):
 def all_positions_loss(model, ids, weights):
     """The fit before the last layer was cut to the read positions: every decoder layer at
     every position, the output head only where the target weighs."""
-    hidden = model.base_model(input_ids=ids).last_hidden_state[:, :-1]
-    targets, w = ids[:, 1:], weights[:, 1:]
-    keep = w > 0
-    logits = model.get_output_embeddings()(hidden[keep]).float()
-    ce = torch.nn.functional.cross_entropy(logits, targets[keep], reduction="none")
-    return (ce * w[keep]).sum() / w.sum().clamp(min=1e-8)
+    return weighted_lm_loss(model, ids, weights, all_hidden_at)
 
 
 def corpus_examples(path: Path, positions: int) -> list[tuple[list[int], list[int]]]:

@@ -39,11 +39,16 @@ def supports_partial_last_layer(model) -> bool:
     )
 
 
+def all_hidden_at(model, ids: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+    """:func:`hidden_at` by the model's full forward pass (every layer at every position)."""
+    return model.base_model(input_ids=ids).last_hidden_state[keep]
+
+
 def hidden_at(model, ids: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
     """Final (normed) hidden states of right-padded rows ``ids`` (B, T) at the positions where
     ``keep`` (B, T, bool) is true, in row-major order (as ``hidden[keep]``)."""
     if not supports_partial_last_layer(model):
-        return model.base_model(input_ids=ids).last_hidden_state[keep]
+        return all_hidden_at(model, ids, keep)
     base = model.model
     batch, length = ids.shape
     positions = torch.arange(length, device=ids.device)[None]

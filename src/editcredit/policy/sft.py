@@ -77,7 +77,7 @@ def _batch(examples, pad_id: int, obs_weight: float, device):
     return ids.to(device), weights.to(device)
 
 
-def weighted_lm_loss(model, ids, weights) -> torch.Tensor:
+def weighted_lm_loss(model, ids, weights, states=hidden_at) -> torch.Tensor:
     """Next-token cross-entropy, each target token weighted, normalised by the weight sum.
 
     Rows are right-padded, so causal attention alone keeps every real token from seeing the
@@ -85,10 +85,11 @@ def weighted_lm_loss(model, ids, weights) -> torch.Tensor:
     of materialising a mask. The last decoder layer, the output head and the cross-entropy run
     only on the positions whose target weighs more than 0 (with observation weight 0, the
     actions alone; :mod:`editcredit.policy.hidden_at`). All leave the loss and its gradient
-    what they were, up to the order of floating-point sums."""
+    what they were, up to the order of floating-point sums. ``states``: how the hidden states
+    at the read positions are computed (``all_hidden_at``: the full pass, for comparison)."""
     targets, w = ids[:, 1:], weights[:, 1:]
     keep = w > 0
-    hidden = hidden_at(model, ids[:, :-1], keep)
+    hidden = states(model, ids[:, :-1], keep)
     logits = model.get_output_embeddings()(hidden).float()
     ce = torch.nn.functional.cross_entropy(logits, targets[keep], reduction="none")
     return (ce * w[keep]).sum() / w.sum().clamp(min=1e-8)
