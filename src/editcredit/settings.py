@@ -214,6 +214,7 @@ class Sft(Section):
     max_steps: int | None = None
     warmup_steps: int | None = None
     observation_loss_weight: float | None = None
+    end_of_turn_loss_weight: float | None = None
     copy_steps: int | None = None
     copy_rows: int | None = None
 

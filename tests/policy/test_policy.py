@@ -157,6 +157,43 @@ def test_observation_weight_reaches_observation_tokens(saved):
     assert float(weights[0, 1]) == 0.5 and float(weights[0, -1]) == 1.0
 
 
+@pytest.mark.parametrize(
+    ("obs_weight", "eot_weight", "action", "closing", "observation"),
+    [
+        (0.0, 1.0, 1.0, 1.0, 0.0),
+        (0.0, 3.0, 1.0, 3.0, 0.0),
+        (0.5, 2.0, 1.0, 2.0, 0.5),
+    ],
+)
+def test_end_of_turn_weight_reaches_only_the_token_that_closes_an_action(
+    saved, obs_weight, eot_weight, action, closing, observation
+):
+    from editcredit.policy.sft import _batch
+
+    _, chat, _ = _generator(saved)
+    (seq, mask), _ = _padded_examples(chat)
+    _, weights = _batch(
+        [(seq, mask)], chat.pad, obs_weight, torch.device("cpu"), chat.end_of_turn, eot_weight
+    )
+    row = weights[0].tolist()
+    closes = [
+        k for k, (t, m) in enumerate(zip(seq, mask, strict=True)) if m and t == chat.end_of_turn
+    ]
+    assert closes == [len(seq) - 1]  # the action's own end-of-turn, not the prompt's
+    assert row[-1] == closing
+    assert all(w == action for w, m in zip(row[:-1], mask[:-1], strict=True) if m)
+    assert all(w == observation for w, m in zip(row, mask, strict=True) if not m)
+
+
+def test_end_of_turn_weight_needs_the_token(saved):
+    from editcredit.policy.sft import SFTConfig, train_sft
+
+    _, chat, model = _generator(saved)
+    cfg = SFTConfig(max_steps=1, end_of_turn_loss_weight=2.0)
+    with pytest.raises(ValueError, match="end-of-turn token"):
+        train_sft(model, _padded_examples(chat), chat.pad, cfg, torch.device("cpu"))
+
+
 def test_auto_tokenizer_reads_the_same_tokens_as_training(saved):
     trained = train_tokenizer(TEXTS, 300)
     loaded = AutoTokenizer.from_pretrained(str(saved))

@@ -123,7 +123,9 @@ def fit_base_model(
             count,
             int(cfg["seed"]),
         )
-    stats = train_sft(model, examples, chat.pad, sft, device, budget, drills)
+    stats = train_sft(
+        model, examples, chat.pad, sft, device, budget, drills, end_of_turn=chat.end_of_turn
+    )
     model.to("cpu")
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(str(out_dir), safe_serialization=True)

@@ -30,6 +30,10 @@ class SFTConfig:
     never on the machine's speed (METHOD §11)."""
     warmup_steps: int = 50
     observation_loss_weight: float = 0.0
+    end_of_turn_loss_weight: float = 1.0
+    """Loss weight of the end-of-turn token that closes each action (the action's other tokens
+    weigh 1): the decision that the action is complete, where a policy sampled at T = 1 runs on
+    into text that is no action (``try 1 expect 12``)."""
     threads: int = 2
     """CPU threads of the training (torch intra-op): part of the config because the sums of a
     matrix product may split differently with another count, so the bytes depend on it."""
@@ -63,9 +67,17 @@ def chat_example(
     return ids, mask
 
 
-def _batch(examples, pad_id: int, obs_weight: float, device):
-    """Ids and per-token loss weights (1 on actions, ``obs_weight`` on the observations the
-    policy reads: a language-modelling signal that teaches the code), right-padded (weight 0 on
+def _batch(
+    examples,
+    pad_id: int,
+    obs_weight: float,
+    device,
+    end_of_turn: int | None = None,
+    end_of_turn_weight: float = 1.0,
+):
+    """Ids and per-token loss weights (1 on actions, ``end_of_turn_weight`` on the
+    ``end_of_turn`` token that closes an action, ``obs_weight`` on the observations the policy
+    reads: a language-modelling signal that teaches the code), right-padded (weight 0 on
     padding)."""
     width = max(len(ids) for ids, _ in examples)
     ids = torch.full((len(examples), width), pad_id, dtype=torch.long)
@@ -73,7 +85,12 @@ def _batch(examples, pad_id: int, obs_weight: float, device):
     for row, (seq, mask) in enumerate(examples):
         n = len(seq)
         ids[row, :n] = torch.tensor(seq)
-        weights[row, :n] = torch.tensor([1.0 if m else obs_weight for m in mask])
+        weights[row, :n] = torch.tensor(
+            [
+                (end_of_turn_weight if t == end_of_turn else 1.0) if m else obs_weight
+                for t, m in zip(seq, mask, strict=True)
+            ]
+        )
     return ids.to(device), weights.to(device)
 
 
@@ -128,6 +145,7 @@ def train_sft(
     device: torch.device,
     budget: BudgetGuard | None = None,
     drills: list[tuple[list[int], list[int]]] | None = None,
+    end_of_turn: int | None = None,
 ) -> dict[str, float]:
     """Train in place for exactly ``cfg.copy_steps + cfg.max_steps`` steps: the first
     ``copy_steps`` on batches of ``drills`` alone, the others on batches of ``examples`` with
@@ -137,7 +155,10 @@ def train_sft(
     whatever the machine's load (no wall-clock budget decides anything). With a ``budget``,
     each chunk of :data:`SFT_CHUNK` steps is checked before it starts (a cap it would cross
     raises :class:`~editcredit.protocol.budget.BudgetExceeded`) and its wall time added after:
-    the job stops, or trains exactly as without a budget."""
+    the job stops, or trains exactly as without a budget. ``end_of_turn``: the token id that
+    ``cfg.end_of_turn_loss_weight`` weighs where it closes an action."""
+    if cfg.end_of_turn_loss_weight != 1.0 and end_of_turn is None:
+        raise ValueError("SFTConfig: end_of_turn_loss_weight needs the end-of-turn token id")
     rng = random.Random(cfg.seed)
     torch.manual_seed(cfg.seed)
     if device.type == "cpu":
@@ -172,7 +193,14 @@ def train_sft(
                 order += _grouped_order(examples, cfg.batch_size, cfg.length_grouping, rng)
             picked += [examples[i] for i in order[: cfg.batch_size]]
             del order[: cfg.batch_size]
-        ids, weights = _batch(picked, pad_id, cfg.observation_loss_weight, device)
+        ids, weights = _batch(
+            picked,
+            pad_id,
+            cfg.observation_loss_weight,
+            device,
+            end_of_turn,
+            cfg.end_of_turn_loss_weight,
+        )
         loss = weighted_lm_loss(model, ids, weights)
         opt.zero_grad(set_to_none=True)
         loss.backward()
