@@ -227,6 +227,7 @@ class ModelSettings(Section):
     seed: int
     gpu: int
     tokenizer_vocab: int
+    tokenizer_whole_numbers_below: int = 0
     path: str | None = None
     receipt_sha256: str | None = None
     suite: str | None = None

@@ -102,7 +102,9 @@ def fit_base_model(
         bool(cfg["experts"].get("rename_locals", True)),
     )
     tokenizer = train_tokenizer(
-        (x for obs, act in corpus for x in obs + act), int(cfg["tokenizer_vocab"])
+        (x for obs, act in corpus for x in obs + act),
+        int(cfg["tokenizer_vocab"]),
+        int(cfg.get("tokenizer_whole_numbers_below", 0)),
     )
     chat = ChatTemplate(tokenizer)
     examples = [chat_example(chat, obs, act) for obs, act in corpus]

@@ -7,7 +7,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+from tokenizers import (
+    AddedToken,
+    Regex,
+    Tokenizer,
+    decoders,
+    models,
+    normalizers,
+    pre_tokenizers,
+    trainers,
+)
 from transformers import PreTrainedTokenizerFast
 
 ENDOFTEXT, IM_START, IM_END = "<|endoftext|>", "<|im_start|>", "<|im_end|>"
@@ -28,8 +37,22 @@ QWEN2_SPLIT = (
 )
 
 
-def train_tokenizer(texts: Iterable[str], vocab_size: int) -> PreTrainedTokenizerFast:
-    """Byte-level BPE over ``texts``; deterministic for the same texts and vocab size."""
+def whole_number_tokens(below: int) -> list[AddedToken]:
+    """The numbers 10 .. ``below`` - 1 as tokens of their own (none when ``below`` <= 10)."""
+    return [AddedToken(str(n), normalized=False) for n in range(10, max(10, below))]
+
+
+def train_tokenizer(
+    texts: Iterable[str], vocab_size: int, whole_numbers_below: int = 0
+) -> PreTrainedTokenizerFast:
+    """Byte-level BPE over ``texts``; deterministic for the same texts and settings.
+
+    ``whole_numbers_below``: the numbers 10 up to it are added tokens, matched in the text
+    before the pre-tokenizer (left to right, so ``123`` reads ``12``, ``3``). A candidate's
+    number in ``try 12`` is then one token and the end of the action follows it for certain;
+    digit by digit, the policy must decide after ``try 1`` whether the number goes on, and at
+    T = 1 it runs on into text that is no action. Added tokens are stored in
+    ``tokenizer.json``, so AutoTokenizer reads them as training did."""
     tok = Tokenizer(models.BPE())
     # The Qwen2 pre-tokenization (digits one by one, so a number is spelled the same wherever
     # it appears). It must equal what AutoTokenizer rebuilds for a qwen2 checkpoint, or a
@@ -49,6 +72,7 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int) -> PreTrainedTokenize
         show_progress=False,
     )
     tok.train_from_iterator(texts, trainer=trainer)
+    tok.add_tokens(whole_number_tokens(whole_numbers_below))
     return PreTrainedTokenizerFast(
         tokenizer_object=tok,
         eos_token=IM_END,
