@@ -86,6 +86,7 @@ class SandboxSettings(Section):
     docker_mode: str
     workers: int
     expert_workers: int
+    eval_workers: int
     mem_limit: str
     pids_limit: int
     timeout_factor: float

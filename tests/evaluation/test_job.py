@@ -279,16 +279,26 @@ def test_a_missing_gold_times_directory_stops_the_job_naming_it(study):
     assert not Path("results/eval/planted/holdout/slots.parquet").exists()
 
 
-def test_the_pool_factory_shares_the_book_with_every_sandbox():
+@pytest.mark.parametrize(
+    ("counts", "sandboxes"),
+    [
+        ({"workers": 2, "eval_workers": 3}, 3),
+        ({"workers": 2}, 2),  # an older config: the job's sandboxes are the workers
+    ],
+)
+def test_the_pool_factory_shares_the_book_with_every_sandbox(counts, sandboxes):
     from taskfactory import CONFIG
 
-    from editcredit.evaluation.job import _pool_factory
+    from editcredit.evaluation.job import _pool_factory, eval_workers
     from editcredit.sandbox.limits import GoldTimes, GoldTimesBook
 
+    sandbox = {k: v for k, v in CONFIG["sandbox"].items() if k != "eval_workers"}
+    sandbox = {**sandbox, "backend": "local", **counts}
     book = GoldTimesBook({"a": GoldTimes(0.1, {"t.py::x": 1.0})})
-    memo = _pool_factory({**CONFIG["sandbox"], "backend": "local", "workers": 2}, book)()
+    memo = _pool_factory(sandbox, book)()
     try:
         assert memo.gold_times is book
-        assert [box.gold_times for box in memo.sandbox._all] == [book, book]
+        assert [box.gold_times for box in memo.sandbox._all] == [book] * sandboxes
+        assert eval_workers(sandbox) == sandboxes  # the grading threads: as many
     finally:
         memo.close()

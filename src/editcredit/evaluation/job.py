@@ -225,7 +225,7 @@ def eval_model_job(
         limits=limits,
         seed=int(ev.seed),
         batch_size=int(ev.batch_size),
-        workers=int(settings.sandbox.workers),
+        workers=eval_workers(sandbox_cfg),
     )
     sandbox = LazySandbox(make_sandbox or _pool_factory(sandbox_cfg, book))
     faults = ev.faults
@@ -348,6 +348,12 @@ def _append_run_log(path: Path, summary: Mapping[str, Any]) -> None:
         fh.write(line + "\n")
 
 
+def eval_workers(sandbox_cfg: Mapping[str, Any]) -> int:
+    """Sandboxes (and grading threads) of an evaluation job: ``sandbox.eval_workers``
+    (``workers`` where a config has none). Outcomes are the same at any count."""
+    return int(sandbox_cfg.get("eval_workers", sandbox_cfg["workers"]))
+
+
 def _pool_factory(
     sandbox_cfg: Mapping[str, Any], gold_times: GoldTimesBook | None = None
 ) -> Callable[[], Any]:
@@ -357,7 +363,7 @@ def _pool_factory(
     def make():
         from editcredit.sandbox.pool import SandboxPool
 
-        workers = int(sandbox_cfg["workers"])
+        workers = eval_workers(sandbox_cfg)
         pool = SandboxPool(sandbox_cfg["backend"], dict(sandbox_cfg), workers, gold_times)
         return GradingMemo(pool)  # a slot's samples reach the same trees: graded once
 
