@@ -10,8 +10,10 @@ machine in one run, alternating (``--repeats`` rounds), and reports the ratio of
 Each checkout plays its own base model (``CHECKOUT/models/base/{model}``, or
 ``--against-model``): checkouts differ in their chat template's tokens, so one cannot load the
 other's model. The episodes then differ too, so each run also reports its mean turns and
-generated tokens per rollout. ``PYTHONPATH=src`` makes the other checkout's pipeline run its own
-code where it shares this one's environment (an editable install points at this ``src``)::
+generated tokens per rollout, and its sandbox gradings: how many, their seconds, and how many of
+them (and their seconds) hit a time limit (a looping tree waits out its limits).
+``PYTHONPATH=src`` makes the other checkout's pipeline run its own code where it shares this
+one's environment (an editable install points at this ``src``)::
 
     git worktree add /tmp/baseline 2875ef0
     (cd /tmp/baseline && PYTHONPATH=src snakemake --cores 2 models/base/tiny)
@@ -33,6 +35,46 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def time_limited(report) -> bool:
+    """A sandbox report whose run, collection or any test hit its time limit (the fields are
+    read where a checkout's report has them, so an older checkout's reports count too)."""
+    return bool(
+        getattr(report, "timeouts", None)
+        or getattr(report, "collect_timeout", None)
+        or getattr(report, "run_status", "finished") != "finished"
+    )
+
+
+class GradingTally:
+    """Calls and seconds of a sandbox's gradings, and those of the time-limited ones."""
+
+    def __init__(self, grade) -> None:
+        self._grade = grade
+        self.calls = self.limited_calls = 0
+        self.seconds = self.limited_seconds = 0.0
+
+    def __call__(self, *args, **kwargs):
+        start = time.perf_counter()
+        report = self._grade(*args, **kwargs)
+        seconds = time.perf_counter() - start
+        self.calls += 1
+        self.seconds += seconds
+        if time_limited(report):
+            self.limited_calls += 1
+            self.limited_seconds += seconds
+        return report
+
+    def summary(self) -> dict:
+        return {
+            "sandbox_gradings": self.calls,
+            "sandbox_seconds": round(self.seconds, 2),
+            "time_limited": {
+                "calls": self.limited_calls,
+                "seconds": round(self.limited_seconds, 2),
+            },
+        }
 
 
 def measure(spec: dict) -> dict:
@@ -61,14 +103,8 @@ def measure(spec: dict) -> dict:
         config["sandbox"],
     )
     inner = getattr(worker.sandbox, "sandbox", worker.sandbox)  # under a memo, if there is one
-    gradings = []
-    grade = inner.grade
-
-    def counted(*args, **kwargs):
-        gradings.append(1)
-        return grade(*args, **kwargs)
-
-    inner.grade = counted
+    tally = GradingTally(inner.grade)
+    inner.grade = tally
     start = time.perf_counter()
     rollouts, turns, generated = 0, [], []
     phases = {"rollout": 0.0, "grading": 0.0, "counterfactual": 0.0}
@@ -94,7 +130,7 @@ def measure(spec: dict) -> dict:
         "generated_tokens_per_rollout": round(statistics.mean(generated), 1),
         "seconds": round(seconds, 2),
         "rollouts_per_second": round(rollouts / seconds, 3),
-        "sandbox_gradings": len(gradings),
+        **tally.summary(),
         "phase_seconds": {k: round(v, 2) for k, v in phases.items()},
     }
 

@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
-from bench_rollouts import model_dirs  # noqa: E402
+from bench_rollouts import GradingTally, model_dirs, time_limited  # noqa: E402
 
 
 def checkout_with_model(root: Path, name: str, model: str | None) -> Path:
@@ -53,3 +53,34 @@ def test_a_missing_base_model_is_one_clear_exit_naming_it(tmp_path, missing):
     gone = ours if missing == "ours" else theirs
     assert str(gone / "models" / "base" / "tiny") in str(exc.value)
     assert f"cd {gone} && PYTHONPATH=src snakemake --cores 2 models/base/tiny" in str(exc.value)
+
+
+@pytest.mark.parametrize(
+    ("report", "limited"),
+    [
+        (SimpleNamespace(timeouts=[], collect_timeout=None, run_status="finished"), False),
+        (SimpleNamespace(timeouts=[{"nodeid": "t"}], collect_timeout=None), True),
+        (SimpleNamespace(timeouts=[], collect_timeout={"seconds": 10.0}), True),
+        (SimpleNamespace(timeouts=[], run_status="timeout"), True),
+        (SimpleNamespace(), False),  # an older checkout's report without these fields
+    ],
+)
+def test_a_grading_is_time_limited_when_its_run_collection_or_a_test_hit_a_limit(report, limited):
+    assert time_limited(report) is limited
+
+
+def test_the_tally_counts_every_grading_and_the_time_limited_ones_apart():
+    reports = iter(
+        [
+            SimpleNamespace(timeouts=[], run_status="finished"),
+            SimpleNamespace(timeouts=[{"nodeid": "t"}], run_status="finished"),
+            SimpleNamespace(timeouts=[], run_status="finished"),
+        ]
+    )
+    tally = GradingTally(lambda task, patch: next(reports))
+    returned = [tally("task", "patch") for _ in range(3)]
+    summary = tally.summary()
+    assert [time_limited(r) for r in returned] == [False, True, False]  # passed through
+    assert summary["sandbox_gradings"] == 3
+    assert summary["time_limited"]["calls"] == 1
+    assert 0 <= summary["time_limited"]["seconds"] <= summary["sandbox_seconds"]
