@@ -72,6 +72,7 @@ class TestLimits(Section):
     collect_floor_s: float
     max_timeouts: int
     measure_gold: bool
+    cpu_floor_s: float
 
 
 @dataclass(frozen=True)

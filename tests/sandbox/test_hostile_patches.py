@@ -96,7 +96,9 @@ def test_loop_in_called_code_is_a_valid_0_with_a_timeout(hostile_box, primes_tas
     assert report.tests["test_primes.py::test_is_prime"]["status"] == "timeout"
     assert report.tests["test_primes.py::test_sum_of_multiples"]["status"] == "passed"
     timeouts = report.sandbox.timeouts
-    assert timeouts and all(t.reproduced and t.seconds >= t.limit_s for t in timeouts)
+    assert timeouts and all(t.reproduced for t in timeouts)
+    # a loop is told by its CPU seconds, before its wall-clock limit
+    assert all(t.limited_by == "cpu" and t.cpu_s >= t.cpu_limit_s for t in timeouts)
     reward = terminal_reward(report, format_error=False)
     assert (reward.masked, reward.Y) == (False, 0)
 

@@ -20,31 +20,65 @@ from editcredit.sandbox.limits import (
 )
 from editcredit.sandbox.sentinels import make_sentinels
 
-SETTINGS = LimitSettings(factor=10, floor_s=5, collect_factor=4, collect_floor_s=10, max_timeouts=2)
+SETTINGS = LimitSettings(
+    factor=10, floor_s=5, collect_factor=4, collect_floor_s=10, max_timeouts=2, cpu_floor_s=1
+)
+NO_CPU = LimitSettings(
+    factor=10, floor_s=5, collect_factor=4, collect_floor_s=10, max_timeouts=2, cpu_floor_s=0
+)
 
 
 @pytest.mark.parametrize(
-    "gold,timeout_factor,tests,default_s,collect_s",
+    "gold,settings,timeout_factor,tests,default_s,collect_s,cpu",
     [
-        # fast tests: the floor; slow ones: factor x their own time
-        (GoldTimes(0.5, {"a": 0.01, "b": 2.0}), 1.0, {"a": 5.0, "b": 20.0}, 20.0, 10.0),
+        # fast tests: the floor; slow ones: factor x their own time; CPU: its own floor
+        (
+            GoldTimes(0.5, {"a": 0.01, "b": 2.0}),
+            SETTINGS,
+            1.0,
+            {"a": 5.0, "b": 20.0},
+            20.0,
+            10.0,
+            {"tests": {"a": 1.0, "b": 20.0}, "default_s": 20.0},
+        ),
         # slow collection: collect_factor x the gold collection
-        (GoldTimes(4.0, {"a": 0.01}), 1.0, {"a": 5.0}, 5.0, 16.0),
+        (
+            GoldTimes(4.0, {"a": 0.01}),
+            SETTINGS,
+            1.0,
+            {"a": 5.0},
+            5.0,
+            16.0,
+            {"tests": {"a": 1.0}, "default_s": 1.0},
+        ),
         # sandbox.timeout_factor scales every limit, floors included
-        (GoldTimes(0.5, {"a": 0.01, "b": 2.0}), 2.0, {"a": 10.0, "b": 40.0}, 40.0, 20.0),
+        (
+            GoldTimes(0.5, {"a": 0.01, "b": 2.0}),
+            SETTINGS,
+            2.0,
+            {"a": 10.0, "b": 40.0},
+            40.0,
+            20.0,
+            {"tests": {"a": 2.0, "b": 40.0}, "default_s": 40.0},
+        ),
         # no gold times: every limit is its floor
-        (None, 1.0, {}, 5.0, 10.0),
+        (None, SETTINGS, 1.0, {}, 5.0, 10.0, {"tests": {}, "default_s": 1.0}),
+        # cpu_floor_s 0: no CPU-time limit, the request is the wall clock's alone
+        (GoldTimes(0.5, {"a": 0.01}), NO_CPU, 1.0, {"a": 5.0}, 5.0, 10.0, None),
     ],
 )
-def test_limits_from_gold_times(gold, timeout_factor, tests, default_s, collect_s):
-    limits = limits_of(gold, SETTINGS, timeout_factor)
-    assert limits == {
+def test_limits_from_gold_times(gold, settings, timeout_factor, tests, default_s, collect_s, cpu):
+    limits = limits_of(gold, settings, timeout_factor)
+    expected = {
         "tests": tests,
         "default_s": default_s,
         "collect_s": collect_s,
         "max_timeouts": 2,
         "gold_timed": gold is not None,
     }
+    if cpu is not None:
+        expected["cpu"] = cpu
+    assert limits == expected
 
 
 def test_budget_covers_the_allowed_timeouts_and_their_reruns():
@@ -61,6 +95,7 @@ def test_budget_covers_the_allowed_timeouts_and_their_reruns():
         ({"floor": 3}, "unknown field"),
         ({"floor_s": 0}, "floor_s must be > 0"),
         ({"max_timeouts": 0}, "max_timeouts must be >= 1"),
+        ({"cpu_floor_s": -1}, "cpu_floor_s must be >= 0"),
     ],
 )
 def test_settings_errors_name_the_field(cfg, message):
@@ -181,3 +216,52 @@ def test_sentinels_are_per_nonce_beside_the_first_test_file():
     namespace[one.must_pass]()
     with pytest.raises(AssertionError):
         namespace[one.must_fail]()
+
+
+def _calc_with_add(body: str):
+    """The toy calc task with ``add`` replaced by ``body`` (a loop, a sleep), as a patch."""
+    from taskfactory import CALC_BUG, make_calc_task
+
+    from editcredit.sandbox.patches import diff_trees
+
+    looped = CALC_BUG.replace('    """Sum."""\n', '    """Sum."""\n' + body)
+    return make_calc_task(timeout_s=60.0), diff_trees({"calc.py": CALC_BUG}, {"calc.py": looped})
+
+
+@pytest.mark.parametrize(
+    "body,cpu_floor_s,limited_by,most_wall_s",
+    [
+        # a loop burns CPU: told after cpu_floor_s of CPU, long before the 4 s wall limit
+        ("    while True:\n        pass\n", 0.3, "cpu", 2.0),
+        # a test that waits burns none: the wall-clock limit tells it
+        ("    import time\n    time.sleep(60)\n", 0.3, "wall", 6.0),
+        # no CPU-time limit: a loop waits out the wall clock, as before
+        ("    while True:\n        pass\n", 0.0, "wall", 6.0),
+    ],
+)
+def test_a_loop_is_told_by_its_cpu_seconds_a_wait_by_the_wall_clock(
+    body, cpu_floor_s, limited_by, most_wall_s
+):
+    """A real graded run (local backend): the test past a limit is killed, rerun alone,
+    killed again, a FAILED call with reason timeout; which limit it passed is recorded."""
+    from taskfactory import WEIGHTS
+
+    from editcredit.grading.grader import grade_patch
+    from editcredit.sandbox.local_backend import LocalSandbox
+
+    task, patch = _calc_with_add(body)
+    settings = LimitSettings(floor_s=4.0, cpu_floor_s=cpu_floor_s, measure_gold=False)
+    with LocalSandbox(limits=settings) as box:
+        report = grade_patch(task, patch, box, *WEIGHTS)
+    assert report.verdict == "valid_0", report.reason
+    assert report.tests["test_calc.py::test_add"]["status"] == "timeout"
+    assert report.tests["test_calc.py::test_mul"]["status"] == "passed"
+    (timeout,) = report.sandbox.timeouts
+    assert timeout.reproduced and timeout.limited_by == limited_by
+    assert timeout.seconds <= most_wall_s
+    if limited_by == "cpu":
+        assert timeout.cpu_s > timeout.cpu_limit_s == cpu_floor_s
+        assert timeout.seconds < timeout.limit_s
+    else:
+        assert timeout.seconds > timeout.limit_s == 4.0
+    assert (timeout.cpu_limit_s is None) == (cpu_floor_s == 0)

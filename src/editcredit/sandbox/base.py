@@ -55,7 +55,10 @@ class SandboxError(RuntimeError):
 
 
 class TestTimeout(BaseModel):
-    """A test item killed at its own limit, and whether a rerun of it alone did the same."""
+    """A test item killed at its own limit, and whether a rerun of it alone did the same.
+
+    ``seconds`` and ``limit_s`` are its wall clock; with a CPU-time limit, ``cpu_s`` and
+    ``cpu_limit_s`` are its CPU seconds and ``limited_by`` names the limit it passed."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     __test__ = False  # not a pytest class
@@ -65,6 +68,9 @@ class TestTimeout(BaseModel):
     limit_s: float
     reproduced: bool = False
     rerun: str = ""
+    cpu_s: float | None = None
+    cpu_limit_s: float | None = None
+    limited_by: Literal["wall", "cpu"] = "wall"
 
 
 class CollectTimeout(BaseModel):

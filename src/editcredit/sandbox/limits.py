@@ -2,7 +2,12 @@
 
 A test's limit is ``max(floor_s, factor * its gold-run seconds)``; collection's is
 ``max(collect_floor_s, collect_factor * the gold run's collection seconds)``; both are scaled by
-``sandbox.timeout_factor``. A test the gold run did not time (a sentinel, a new
+``sandbox.timeout_factor``. Beside its wall-clock limit a test has a CPU-time limit,
+``max(cpu_floor_s, factor * its gold-run seconds)`` (a test's gold wall-clock seconds bound its
+CPU seconds), read by the runner from outside the test process: a loop burns CPU seconds at
+the rate the cores give it, so it is told in ``cpu_floor_s`` of CPU, while a correct test
+under load spends the same CPU seconds however slow its clock runs (``cpu_floor_s`` = 0: no
+CPU-time limit). A test the gold run did not time (a sentinel, a new
 parametrization) gets the limit of the slowest timed test. Without gold times (a task never
 controlled, a gold run that did not finish) every limit is its floor.
 
@@ -32,6 +37,7 @@ class LimitSettings:
     collect_floor_s: float = 10.0
     max_timeouts: int = 3
     measure_gold: bool = True
+    cpu_floor_s: float = 1.0
 
     @classmethod
     def from_config(cls, cfg: dict[str, Any] | None) -> LimitSettings:
@@ -43,6 +49,8 @@ class LimitSettings:
         for name in ("factor", "floor_s", "collect_factor", "collect_floor_s"):
             if float(getattr(settings, name)) <= 0:
                 raise ValueError(f"config sandbox.test_limits.{name} must be > 0")
+        if float(settings.cpu_floor_s) < 0:
+            raise ValueError("config sandbox.test_limits.cpu_floor_s must be >= 0")
         if int(settings.max_timeouts) < 1:
             raise ValueError("config sandbox.test_limits.max_timeouts must be >= 1")
         return settings
@@ -70,13 +78,23 @@ def per_test_limits(
     gold: GoldTimes | None, settings: LimitSettings, timeout_factor: float = 1.0
 ) -> dict[str, Any]:
     """The ``limits`` of a guest request: per-test seconds, a default, collection, the cap;
-    ``gold_timed``: the task's gold run collected and ran in time (its times are known)."""
+    ``gold_timed``: the task's gold run collected and ran in time (its times are known);
+    ``cpu``: the per-test CPU-time limits and their default (absent when ``cpu_floor_s`` is 0)."""
     tests = gold.tests if gold else {}
     slowest = max(tests.values(), default=0.0)
 
     def limit(seconds: float, factor: float, floor: float) -> float:
         return round(max(floor, factor * seconds) * timeout_factor, 3)
 
+    cpu = {}
+    if settings.cpu_floor_s > 0:
+        cpu_floor = settings.cpu_floor_s
+        cpu = {
+            "cpu": {
+                "tests": {n: limit(s, settings.factor, cpu_floor) for n, s in tests.items()},
+                "default_s": limit(slowest, settings.factor, cpu_floor),
+            }
+        }
     return {
         "tests": {n: limit(s, settings.factor, settings.floor_s) for n, s in tests.items()},
         "default_s": limit(slowest, settings.factor, settings.floor_s),
@@ -85,6 +103,7 @@ def per_test_limits(
         ),
         "max_timeouts": int(settings.max_timeouts),
         "gold_timed": gold is not None,
+        **cpu,
     }
 
 

@@ -131,6 +131,44 @@ def _limit_of(limits: "dict | None", nodeid: str, never: float) -> float:
     return float(limits.get("tests", {}).get(nodeid, limits["default_s"]))
 
 
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _cpu_seconds(pid: int) -> "float | None":
+    """CPU seconds the process ``pid`` has used (user and system, its reaped children's
+    included), read from ``/proc`` outside it, so the code it runs cannot change the count;
+    None where ``/proc`` cannot tell (then only the wall-clock limit holds)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return sum(int(x) for x in fields[11:15]) / CLOCK_TICKS  # utime stime cutime cstime
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _over_limit(limits: dict, current: tuple, now: float, cpu_used: "float | None"):
+    """The running item's timeout record when it is past its own wall-clock limit, or past its
+    CPU-time limit (``limits["cpu"]``: a loop told without waiting out the wall-clock limit; load
+    slows a test's clock, never adds to its CPU seconds); else None."""
+    wall_limit = _limit_of(limits, current[1], 0)
+    cpu_limits = limits.get("cpu")
+    cpu_limit = _limit_of(cpu_limits, current[1], 0) if cpu_limits else None
+    over_cpu = cpu_limit is not None and cpu_used is not None and cpu_used > cpu_limit
+    if now - current[2] <= wall_limit and not over_cpu:
+        return None
+    record = {
+        "index": current[0],
+        "nodeid": current[1],
+        "seconds": round(now - current[2], 3),
+        "limit_s": wall_limit,
+    }
+    if cpu_limit is not None:
+        record["cpu_s"] = None if cpu_used is None else round(cpu_used, 3)
+        record["cpu_limit_s"] = cpu_limit
+        record["limited_by"] = "cpu" if over_cpu else "wall"
+    return record
+
+
 def run_session(
     req: dict,
     deadline: float,
@@ -161,6 +199,7 @@ def run_session(
     os.set_blocking(read_fd, False)
     s, buf, current = Session(), b"", None
     eof = False
+    cpu_mark: "tuple[int, float | None] | None" = None  # the running item, CPU seconds at its start
     while True:
         if eof:
             time.sleep(SELECT_S)
@@ -185,19 +224,21 @@ def run_session(
             pid = None
             break
         collecting = bool(limits) and s.collected is None
-        item_limit = _limit_of(limits, current[1], 0) if current is not None else 0.0
+        cpu_used = None
+        if current is not None and limits and limits.get("cpu"):
+            if cpu_mark is None or cpu_mark[0] != current[0]:
+                cpu_mark = (current[0], _cpu_seconds(child))
+            cpu_now = _cpu_seconds(child)
+            if cpu_now is not None and cpu_mark[1] is not None:
+                cpu_used = cpu_now - cpu_mark[1]
+        over = _over_limit(limits, current, now, cpu_used) if current and limits else None
         if now > hard:
             s.end = "timeout"
         elif collecting and now - start > float(limits["collect_s"]):
             s.end = "collect_timeout"
-        elif current is not None and limits and now - current[2] > item_limit:
+        elif over is not None:
             s.end = "item_timeout"
-            s.timed_out = {
-                "index": current[0],
-                "nodeid": current[1],
-                "seconds": round(now - current[2], 3),
-                "limit_s": item_limit,
-            }
+            s.timed_out = over
         elif now > deadline:
             # the collection or the test running at the run's limit is waited for, until its
             # own limit; nothing after it starts
