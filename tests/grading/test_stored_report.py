@@ -120,6 +120,9 @@ def _report(nonce: str, seconds: float, outcome: str = "passed") -> GradingRepor
                 seconds=seconds,
                 limit_s=5.0,
                 reproduced=True,
+                cpu_s=seconds / 2,
+                cpu_limit_s=1.0,
+                limited_by="cpu" if seconds < 5.0 else "wall",  # which came first: load's call
             )
         ],
         timings={"collect_s": seconds, "tests": {"test_calc.py::test_add": seconds}},
@@ -198,6 +201,7 @@ def test_the_stored_report_keeps_every_fact_a_verdict_uses():
             "limit_s": 5.0,
             "reproduced": True,
             "rerun": "",
+            "cpu_limit_s": 1.0,
         }
     ]
     assert sandbox["limits"] == {"default_s": 5.0} and sandbox["exit_code"] == 1

@@ -101,6 +101,10 @@ def _stable_phases(phases: list[dict[str, Any]], tokens: list[tuple[str, str]]) 
     return out
 
 
+#: a timeout's measured seconds, wall and CPU, and so which of its limits it passed first
+TIMEOUT_CLOCK_FACTS = ("seconds", "cpu_s", "limited_by")
+
+
 def stable_sandbox(sandbox: dict[str, Any]) -> dict[str, Any]:
     """A ``SandboxReport`` dump (``model_dump(mode="json")``) without its volatile facts."""
     roles: dict[str, str] = dict(sandbox.get("sentinels") or {})
@@ -126,8 +130,9 @@ def stable_sandbox(sandbox: dict[str, Any]) -> dict[str, Any]:
         for item in obs.get("items") or []
     ]
     out["observations"] = obs
-    out["timeouts"] = [
-        {k: v for k, v in t.items() if k != "seconds"} for t in sandbox.get("timeouts") or []
+    out["timeouts"] = [  # the clock's facts (and which limit a loop passed first) vary by load
+        {k: v for k, v in t.items() if k not in TIMEOUT_CLOCK_FACTS}
+        for t in sandbox.get("timeouts") or []
     ]
     if sandbox.get("collect_timeout"):
         out["collect_timeout"] = {
