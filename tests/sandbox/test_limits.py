@@ -265,3 +265,64 @@ def test_a_loop_is_told_by_its_cpu_seconds_a_wait_by_the_wall_clock(
     else:
         assert timeout.seconds > timeout.limit_s == 4.0
     assert (timeout.cpu_limit_s is None) == (cpu_floor_s == 0)
+
+
+@pytest.fixture(scope="module")
+def guest_runner():
+    """The guest runner module (standard library only, loaded from its file as the sandbox
+    does; its own directory leaves sys.path again)."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    import editcredit.sandbox as sandbox_pkg
+
+    path = Path(sandbox_pkg.__file__).parent / "guest" / "runner.py"
+    before = list(sys.path)
+    spec = importlib.util.spec_from_file_location("editcredit_guest_runner", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    yield module
+    sys.path[:] = before
+
+
+WALL_AND_CPU = {
+    "tests": {"t": 5.0},
+    "default_s": 5.0,
+    "cpu": {"tests": {"t": 1.0}, "default_s": 1.0},
+}
+
+
+@pytest.mark.parametrize(
+    "limits,wall_s,cpu_s,limited_by",
+    [
+        (WALL_AND_CPU, 0.5, 0.4, None),  # within both
+        (WALL_AND_CPU, 1.2, 1.1, "cpu"),  # a loop: past its CPU seconds, long before 5 s
+        (WALL_AND_CPU, 5.1, 0.0, "wall"),  # a wait: no CPU, past the wall clock
+        (WALL_AND_CPU, 4.0, None, None),  # /proc could not tell: the wall clock alone
+        (WALL_AND_CPU, 5.1, None, "wall"),
+        ({"tests": {}, "default_s": 5.0}, 4.0, 3.0, None),  # no CPU-time limit asked
+        ({"tests": {}, "default_s": 5.0}, 5.1, 3.0, "wall"),
+    ],
+)
+def test_which_limit_a_running_test_passed(guest_runner, limits, wall_s, cpu_s, limited_by):
+    record = guest_runner._over_limit(limits, (3, "t", 100.0), 100.0 + wall_s, cpu_s)
+    if limited_by is None:
+        assert record is None
+        return
+    assert record["nodeid"] == "t" and record["index"] == 3 and record["limit_s"] == 5.0
+    assert record.get("limited_by", "wall") == limited_by
+    assert ("cpu_limit_s" in record) == ("cpu" in limits)
+
+
+def test_a_process_cpu_seconds_are_read_from_outside_it(guest_runner):
+    import os
+    import time
+
+    before = guest_runner._cpu_seconds(os.getpid())
+    end = time.process_time() + 0.3
+    while time.process_time() < end:
+        pass
+    after = guest_runner._cpu_seconds(os.getpid())
+    assert after - before >= 0.25
+    assert guest_runner._cpu_seconds(2**22 + 12345) is None  # no such process
