@@ -263,7 +263,7 @@ def test_a_loop_is_told_by_its_cpu_seconds_a_wait_by_the_wall_clock(
         assert timeout.cpu_s > timeout.cpu_limit_s == cpu_floor_s
         assert timeout.seconds < timeout.limit_s
     else:
-        assert timeout.seconds > timeout.limit_s == 4.0
+        assert timeout.seconds >= timeout.limit_s == 4.0  # seconds are recorded to the ms
     assert (timeout.cpu_limit_s is None) == (cpu_floor_s == 0)
 
 

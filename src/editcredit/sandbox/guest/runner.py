@@ -163,7 +163,7 @@ def _over_limit(limits: dict, current: tuple, now: float, cpu_used: "float | Non
         "limit_s": wall_limit,
     }
     if cpu_limit is not None:
-        record["cpu_s"] = None if cpu_used is None else round(cpu_used, 3)
+        record["cpu_s"] = cpu_used
         record["cpu_limit_s"] = cpu_limit
         record["limited_by"] = "cpu" if over_cpu else "wall"
     return record
@@ -230,7 +230,7 @@ def run_session(
                 cpu_mark = (current[0], _cpu_seconds(child))
             cpu_now = _cpu_seconds(child)
             if cpu_now is not None and cpu_mark[1] is not None:
-                cpu_used = cpu_now - cpu_mark[1]
+                cpu_used = round(cpu_now - cpu_mark[1], 3)  # as recorded: whole clock ticks
         over = _over_limit(limits, current, now, cpu_used) if current and limits else None
         if now > hard:
             s.end = "timeout"
