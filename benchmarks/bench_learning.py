@@ -85,6 +85,11 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2, help="torch threads per run")
     parser.add_argument("--gpus", type=int, default=0, help="GPUs per run")
     parser.add_argument("--control", help="an existing control replay of the same draws")
+    parser.add_argument(
+        "--pool",
+        help="the training pool file (default: results/training/pool.json when the config "
+        "screens the pool, made by `snakemake results/training/pool.json`)",
+    )
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "learning"))
     args = parser.parse_args()
 
@@ -99,7 +104,15 @@ def main() -> None:
     controls = str(ROOT / "results" / "controls" / suite / "summary.json")
     run_kw = dict(gpus=args.gpus, threads=args.threads, config=config)
     base = str(ROOT / "models" / "base" / training["model"])
-    settings = json.dumps({"set": args.set, "grpo": training["grpo"]}, sort_keys=True)
+    pool = args.pool
+    if pool is None and training.get("pool_screen", {}).get("samples"):
+        pool = str(ROOT / "results" / "training" / "pool.json")
+    if pool and not Path(pool).exists():
+        raise SystemExit(f"{pool}: no training pool (snakemake --cores 2 {pool})")
+    pool_ids = json.loads(Path(pool).read_text())["pool"] if pool else None
+    settings = json.dumps(
+        {"set": args.set, "grpo": training["grpo"], "pool": pool_ids}, sort_keys=True
+    )
     tag = hashlib.sha256(settings.encode()).hexdigest()[:10]
     out = Path(args.out) / tag
     out.mkdir(parents=True, exist_ok=True)
@@ -109,7 +122,7 @@ def main() -> None:
         shutil.copyfile(args.control, control_file)  # the draws do not depend on the update
     work = []
     if not control_file.exists():
-        job = ControlReplayJob(args.seed, base, tasks, controls, str(control_file))
+        job = ControlReplayJob(args.seed, base, tasks, controls, str(control_file), pool=pool)
         replay = ControlReplaySettings.from_settings(Settings.from_config(config))
         work.append((control_replay_job, (job, replay), run_kw))
     segments = {}
@@ -119,7 +132,9 @@ def main() -> None:
         seg = out / f"s{args.seed}" / f"lr{lr:g}" / f"step_{args.steps}"
         segments[lr] = seg
         if not (seg / "rollouts.parquet").exists():
-            job = SegmentJob(f"O-s{args.seed}", args.steps, base, tasks, controls, str(seg))
+            job = SegmentJob(
+                f"O-s{args.seed}", args.steps, base, tasks, controls, str(seg), pool=pool
+            )
             segment = SegmentSettings.from_settings(Settings.from_config(run_config))
             kw = {**run_kw, "gate_dir": str(out / "gates")}
             work.append((train_segment_job, (job, segment), kw))

@@ -7,6 +7,7 @@ from editcredit.agent.environments import check_played_suites
 from editcredit.job_settings import (
     ControlReplaySettings,
     EvalModelSettings,
+    PoolJobSettings,
     ProbeJobSettings,
     SegmentSettings,
     TablesSettings,

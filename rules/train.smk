@@ -1,9 +1,35 @@
+rule training_pool:
+    input:
+        base=base_model_dir(),
+        tasks=training_tasks_file,
+        controls=training_controls_file,
+        gold_times=training_gold_times,
+    output:
+        pool=layout.TRAINING_POOL,
+        screen=layout.TRAINING_POOL_SCREEN,
+    log:
+        "logs/training_pool.log",
+    benchmark:
+        "results/benchmarks/training_pool.tsv"
+    conda:
+        "../envs/editcredit.yaml"
+    threads: 2
+    resources:
+        gpu=config["training"]["gpu"],
+        mem_mb=mem_mb("training_pool", 8000),
+    params:
+        settings=job_settings(PoolJobSettings),
+    script:
+        "../scripts/training_pool.py"
+
+
 rule train_segment:
     input:
         previous=previous_segment,
         tasks=training_tasks_file,
         controls=training_controls_file,
         gold_times=training_gold_times,
+        pool=layout.TRAINING_POOL,
     output:
         segment=protected(directory(layout.SEGMENT)),
     log:
@@ -28,6 +54,7 @@ rule control_replay:
         tasks=training_tasks_file,
         controls=training_controls_file,
         gold_times=training_gold_times,
+        pool=layout.TRAINING_POOL,
     output:
         rollouts=layout.CONTROL_REPLAY,
         receipt=layout.CONTROL_REPLAY_RECEIPT,

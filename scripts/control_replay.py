@@ -13,6 +13,7 @@ with logged(sm.log[0]):
             tasks=sm.input.tasks,
             controls=sm.input.controls,
             gold_times=sm.input.gold_times,
+            pool=sm.input.pool,
             out=sm.output.rollouts,
         ),
         ControlReplaySettings.from_mapping(sm.params.settings),

@@ -43,7 +43,14 @@ def study_config(policy: Path, suite_file: Path) -> dict:
     # every rule asks SLURM for little memory, so that jobs run side by side on a small node
     cfg["resources"] = {
         rule: {"mem_mb": 1000}
-        for rule in ("freeze_suite", "control", "train_segment", "eval_model", "control_replay")
+        for rule in (
+            "freeze_suite",
+            "control",
+            "training_pool",
+            "train_segment",
+            "eval_model",
+            "control_replay",
+        )
     }
     return cfg
 

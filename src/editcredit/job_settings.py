@@ -25,6 +25,7 @@ from editcredit.settings import (
     GeneratorSettings,
     GradingSettings,
     HealthSettings,
+    PoolScreenSettings,
     ProbeSettings,
     RaySettings,
     RetryLimits,
@@ -108,6 +109,23 @@ class SegmentSettings(JobRecord):
     sandbox: SandboxSettings
     generation: GeneratorSettings
     pool_size: int = 0
+    quarantine: dict[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class PoolJobSettings(JobRecord):
+    """``training_pool``: the pool's size, its screen by the base policy and what the screen's
+    episodes read (rl.pool)."""
+
+    SECTION = "training"
+
+    pool_size: int
+    pool_screen: PoolScreenSettings
+    agent: AgentSettings
+    reward: RewardSettings
+    grading: GradingSettings
+    sandbox: SandboxSettings
+    generation: GeneratorSettings
     quarantine: dict[str, str] | None = None
 
 

@@ -294,6 +294,17 @@ class HealthSettings(Section):
 
 
 @dataclass(frozen=True)
+class PoolScreenSettings(Section):
+    """``training.pool_screen``: the base policy's screen of the pool's candidates (rule
+    training_pool): ``samples`` episodes on each of the first ``candidates`` eligible train tasks;
+    the pool keeps those it solved in some but not all of them. ``samples`` 0: no screen."""
+
+    candidates: int = 0
+    samples: int = 0
+    seed: int = 0
+
+
+@dataclass(frozen=True)
 class TrainingSettings(Section):
     """``training``: the GRPO runs ({arm}-s{seed}) and their segments.
 
@@ -313,6 +324,7 @@ class TrainingSettings(Section):
     grpo: dict[str, Any]
     health: HealthSettings
     pool_size: int = 0
+    pool_screen: PoolScreenSettings = PoolScreenSettings()
     quarantine: dict[str, str] | None = None
 
     def train_config(self, arm: str, seed: int, temperature: float):
@@ -519,4 +531,21 @@ class Settings(Section):
                 f"config: training.pool_size: {pool} is smaller than training.grpo.tasks_per_step "
                 f"({per_step}); a step draws distinct tasks"
             )
+        screen = settings.training.pool_screen
+        if screen.samples:
+            if not pool:
+                raise ConfigError(
+                    "config: training.pool_screen.samples: a screen needs training.pool_size "
+                    "(the tasks it keeps); with pool_size 0 every eligible task trains"
+                )
+            if screen.samples < 2:
+                raise ConfigError(
+                    f"config: training.pool_screen.samples: {screen.samples}; a task solved in "
+                    "some but not all samples needs at least 2"
+                )
+            if screen.candidates < pool:
+                raise ConfigError(
+                    f"config: training.pool_screen.candidates: {screen.candidates} is smaller "
+                    f"than training.pool_size ({pool})"
+                )
         return settings

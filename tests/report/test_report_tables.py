@@ -116,6 +116,7 @@ def test_numbers_file_defines_the_quoted_numbers(resolved_tree):
     assert "\\@namedef{ecn@boot.resamples}{2\\,000}" in numbers
     assert "\\@namedef{ecn@cfg.lambda}{0.1}" in numbers
     assert "\\@namedef{ecn@cfg.pool}{" in numbers
+    assert "\\@namedef{ecn@cfg.pool.chosen}{" in numbers
 
 
 def test_scores_table_shows_scores(resolved_tree):

@@ -15,7 +15,7 @@ from taskfactory import REPO
 
 FILES = ("Snakefile", "rules", "scripts", "config", "profiles", "envs", "src", "paper")
 PRESETS = ("config/presets/gpu-box.yaml", "config/presets/tiny-large.yaml")
-GPU_RULES = {"base_model", "train_segment", "control_replay", "eval_model"}
+GPU_RULES = {"base_model", "training_pool", "train_segment", "control_replay", "eval_model"}
 
 
 @pytest.fixture(scope="module")

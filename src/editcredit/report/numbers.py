@@ -135,6 +135,15 @@ def study_numbers(
         out[f"cfg.{name}"] = latex_escape(f"{grpo[key]:g}") if key in grpo else DASH
     pool = int((training_cfg or {}).get("pool_size", 0))
     out["cfg.pool"] = f"at most {count(pool)}" if pool else "every eligible"
+    screen = dict((training_cfg or {}).get("pool_screen") or {})
+    if pool and screen.get("samples"):
+        out["cfg.pool.chosen"] = (
+            f"screened by the base policy: of the first {count(screen['candidates'])} eligible "
+            "train tasks in SHA256 order of their ids, the first it solved in some but not all "
+            f"of {count(screen['samples'])} episodes"
+        )
+    else:
+        out["cfg.pool.chosen"] = "the first eligible train tasks in SHA256 order of their ids"
     for rec in scores:
         e = rec["evalset"]
         out[f"eval.{e}.tasks"] = count(rec["n_tasks"])

@@ -34,6 +34,7 @@ from editcredit.rl.config import TrainConfig
 from editcredit.rl.control import replay_control
 from editcredit.rl.cursor import pool_of_size
 from editcredit.rl.gates import UpdateGateFailed
+from editcredit.rl.pool import read_pool
 from editcredit.rl.records import ROLLOUT_SCHEMA, write_table
 from editcredit.rl.segment import SegmentSpec, train_segment
 from editcredit.rl.timing import PHASES
@@ -189,10 +190,14 @@ class SegmentJob:
     controls: str | None  # results/controls/{suite}/summary.json
     out_dir: str  # runs/{run}/step_{step}
     gold_times: str | None = None  # results/controls/{suite}/tasks (the gold runs' times)
+    pool: str | None = None  # results/training/pool.json (None: the first pool_size tasks)
 
 
-def pool_tasks(tasks: list, size: int) -> list:
-    """The tasks of the training pool (``training.pool_size``, :func:`pool_of_size`)."""
+def pool_tasks(tasks: list, size: int, pool_file: str | None = None) -> list:
+    """The tasks of the training pool: those the pool file (rule training_pool) lists, or
+    without one the first ``size`` (``training.pool_size``, :func:`pool_of_size`)."""
+    if pool_file:
+        return read_pool(pool_file, tasks, size)
     chosen = set(pool_of_size([t.instance_id for t in tasks], int(size)))
     return [t for t in tasks if t.instance_id in chosen]
 
@@ -223,7 +228,8 @@ def train_segment_job(
     base_check = None if start_state else guard_base(start_model, config.get("models"))
     device = job_device(gpus, threads)
     quarantine = dict(settings.quarantine or {})
-    pool = pool_tasks(training_tasks(tasks_path, controls_path, quarantine), settings.pool_size)
+    eligible = training_tasks(tasks_path, controls_path, quarantine)
+    pool = pool_tasks(eligible, settings.pool_size, job.pool)
     spec = SegmentSpec(
         run=run,
         start_step=step - k,
@@ -280,6 +286,7 @@ def train_segment_job(
         raise GateFailed(f"{run}: first-segment gate failed {gate['checks']}; receipt {failed}")
     inputs = [start_model, tasks_path] + ([start_state] if start_state else [])
     inputs += [controls_path] if controls_path else []
+    inputs += [job.pool] if job.pool else []
     # not the gold-times directory: its records hold wall-clock seconds, which would make
     # every downstream byte depend on the clock (they only set the tests' time limits)
     write_result_json(Path(out_dir) / "segment.json", receipt, inputs, config, known)
@@ -298,6 +305,7 @@ class ControlReplayJob:
     controls: str | None  # results/controls/{suite}/summary.json
     out: str  # results/training/control/s{seed}.parquet (its receipt beside it)
     gold_times: str | None = None  # results/controls/{suite}/tasks (the gold runs' times)
+    pool: str | None = None  # results/training/pool.json (None: the first pool_size tasks)
 
 
 def control_replay_job(
@@ -323,7 +331,8 @@ def control_replay_job(
     base_check = guard_base(base_model, config.get("models"))
     device = job_device(gpus, threads)
     quarantine = dict(settings.quarantine or {})
-    pool = pool_tasks(training_tasks(tasks_path, controls_path, quarantine), settings.pool_size)
+    eligible = training_tasks(tasks_path, controls_path, quarantine)
+    pool = pool_tasks(eligible, settings.pool_size, job.pool)
     run = control_run_name(int(seed))
     print(f"{run}: the base policy on steps 1..{steps} on {device}, {len(pool)} training tasks")
     gold = pool_gold_times(job.gold_times, pool)
@@ -362,6 +371,7 @@ def control_replay_job(
         receipt["base_check"] = base_check
         known[base_model] = base_check["directory_sha256"]
     inputs = [base_model, tasks_path] + ([controls_path] if controls_path else [])
+    inputs += [job.pool] if job.pool else []
     # not the gold-times directory: its records hold wall-clock seconds, which would make
     # every downstream byte depend on the clock (they only set the tests' time limits)
     seconds = time.monotonic() - started

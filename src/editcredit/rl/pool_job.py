@@ -1,0 +1,117 @@
+"""The training_pool job: the pool every run trains on, screened by the base policy
+(:mod:`editcredit.rl.pool`); writes ``results/training/pool.json`` and the screen's rollouts."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from editcredit.agent.trajectory import write_trajectories
+from editcredit.audit.base_pin import guard_base
+from editcredit.audit.provenance import write_result_json
+from editcredit.audit.volatile import write_volatile
+from editcredit.job_settings import PoolJobSettings
+from editcredit.policy.base_job import training_tasks
+from editcredit.rl.pool import SCREEN_KEY, screen_candidates, screen_counts, screened_pool
+
+
+@dataclass(frozen=True)
+class PoolJob:
+    """The files of the training_pool job (its inputs and outputs)."""
+
+    base_model: str  # the base model's HF directory (it plays the screen)
+    tasks: str  # data/frozen/{suite}/tasks.parquet
+    controls: str | None  # results/controls/{suite}/summary.json
+    out: str  # results/training/pool.json
+    screen: str  # results/training/pool_screen.parquet (the screen's rollouts; empty without one)
+    gold_times: str | None = None  # results/controls/{suite}/tasks (the gold runs' times)
+
+
+def play_screen(
+    job: PoolJob, settings: PoolJobSettings, candidates: list, gpus: int, threads: int
+) -> list[dict[str, Any]]:
+    """The base policy's ``pool_screen.samples`` episodes of each candidate, graded."""
+    from editcredit.agent.environments import environment_factory
+    from editcredit.agent.probe import rollout_and_grade
+    from editcredit.agent.probe_job import load_policy
+    from editcredit.agent.rollout import RolloutConfig
+    from editcredit.rl.train_job import job_device
+    from editcredit.sandbox.limits import gold_times_book
+    from editcredit.sandbox.memo import GradingMemo
+    from editcredit.sandbox.pool import SandboxPool
+
+    book = gold_times_book(job.gold_times)  # a missing directory fails before the model loads
+    device = job_device(gpus, threads)
+    generator, chat = load_policy(job.base_model, device, settings.generation.to_dict())
+    agent_cfg, sandbox_cfg = settings.agent.to_dict(), settings.sandbox.to_dict()
+    make_env = environment_factory(agent_cfg, sandbox_cfg)
+    screen = settings.pool_screen
+    with SandboxPool(sandbox_cfg["backend"], sandbox_cfg, settings.sandbox.workers, book) as pool:
+        rows = rollout_and_grade(
+            candidates,
+            int(screen.samples),
+            SCREEN_KEY,
+            GradingMemo(pool),  # each distinct (task, tree, selection) graded once
+            generator,
+            chat,
+            RolloutConfig.from_agent(agent_cfg),
+            make_env,
+            int(screen.seed),
+            settings.reward.to_dict(),
+            settings.grading.to_dict(),
+            int(settings.sandbox.workers),
+        )
+    return rows
+
+
+def training_pool_job(
+    job: PoolJob,
+    settings: PoolJobSettings,
+    *,
+    gpus: int,
+    threads: int,
+    config: dict[str, Any],
+) -> dict[str, Any]:
+    """Rule training_pool: the candidates, the screen (when ``pool_screen.samples``) and the
+    pool, with a receipt naming the base policy that screened them."""
+    started = time.monotonic()
+    quarantine = dict(settings.quarantine or {})
+    eligible = training_tasks(job.tasks, job.controls, quarantine)
+    screen = settings.pool_screen
+    record: dict[str, Any] = {"pool_size": int(settings.pool_size)}
+    inputs = [job.tasks] + ([job.controls] if job.controls else [])
+    known = {}
+    rows: list[dict[str, Any]] = []
+    if screen.samples and len(eligible) <= int(settings.pool_size):
+        # every eligible task fits in the pool: nothing to choose, nothing to play
+        pool = screen_candidates([t.instance_id for t in eligible], settings.pool_size)
+        record["screen_skipped"] = (
+            f"{len(eligible)} eligible train tasks, pool_size {settings.pool_size}"
+        )
+    elif screen.samples:
+        base_check = guard_base(job.base_model, config.get("models"))
+        ids = screen_candidates([t.instance_id for t in eligible], screen.candidates)
+        by_id = {t.instance_id: t for t in eligible}
+        print(f"training pool: the base policy plays {screen.samples} episodes of {len(ids)} tasks")
+        rows = play_screen(job, settings, [by_id[i] for i in ids], gpus, threads)
+        counts = screen_counts(rows)
+        pool = screened_pool(ids, counts, int(settings.pool_size))
+        record["screen"] = screen.to_dict()
+        record["candidates"] = [{"instance_id": i, **counts[i]} for i in ids]
+        inputs.insert(0, job.base_model)
+        if base_check is not None:
+            record["base_check"] = base_check
+            known[job.base_model] = base_check["directory_sha256"]
+    else:
+        pool = screen_candidates([t.instance_id for t in eligible], settings.pool_size)
+    record["pool"] = pool
+    if quarantine:
+        record["quarantined"] = quarantine
+    print(f"training pool: {len(pool)} tasks: {', '.join(pool)}")
+    write_trajectories(rows, Path(job.screen))
+    # not the gold-times directory: its records hold wall-clock seconds (they only set limits)
+    write_result_json(job.out, record, inputs, config, known)
+    write_volatile(job.out, {"seconds": round(time.monotonic() - started, 2)})
+    return record
