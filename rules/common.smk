@@ -342,6 +342,16 @@ def eval_plan_models():
     }
 
 
+def eval_plan_pool(wildcards):
+    """The training pool file, when an eval set takes the pool's tasks (with_training_pool)."""
+    sets = SETTINGS.evaluation.evalsets.values()
+    return (
+        {"pool": layout.TRAINING_POOL}
+        if any(s.with_training_pool for s in sets)
+        else {}
+    )
+
+
 def eval_plan_tasks():
     suites = sorted({s.suite for s in SETTINGS.evaluation.evalsets.values()})
     return [layout.frozen_tasks(s) for s in suites]

@@ -4,6 +4,7 @@
 
 rule eval_plan:
     input:
+        unpack(eval_plan_pool),
         tasks=eval_plan_tasks(),
     output:
         plan=layout.EVAL_PLAN,

@@ -11,4 +11,5 @@ with logged(snakemake.log[0]):  # noqa: F821 - injected by Snakemake
         out_plan=snakemake.output.plan,  # noqa: F821
         out_summary=snakemake.output.summary,  # noqa: F821
         config=snakemake.config,  # noqa: F821
+        training_pool=snakemake.input.get("pool"),  # noqa: F821
     )

@@ -363,6 +363,7 @@ class EvalSetSettings(Section):
     splits: list[str]
     samples: int
     max_tasks: int
+    with_training_pool: bool = False
 
 
 @dataclass(frozen=True)

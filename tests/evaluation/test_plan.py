@@ -69,6 +69,26 @@ def test_max_tasks_keeps_a_hash_ordered_subset():
     )
 
 
+def broad_ids(rows):
+    return sorted({r["instance_id"] for r in rows if r["evalset"] == "broad"})
+
+
+@pytest.mark.parametrize("max_tasks", [1, 2, 4])
+def test_a_set_with_the_training_pool_holds_every_pool_task_beside_its_first(max_tasks):
+    tasks = suite()
+    first = broad_ids(build_plan(MODELS[:1], evalsets(max_tasks=max_tasks), {"toy": tasks}))
+    pool = [t.instance_id for t in tasks if t.split == "train"]
+    sets = evalsets(max_tasks=max_tasks, with_training_pool=True)
+    got = broad_ids(build_plan(MODELS[:1], sets, {"toy": tasks}, pool))
+    assert got == sorted(set(first) | set(pool))
+    # a set without the flag ignores the pool; a pool task outside the set's splits stays out
+    plain = build_plan(MODELS[:1], evalsets(max_tasks=max_tasks), {"toy": tasks}, pool)
+    assert broad_ids(plain) == first
+    holdout_only = [EvalSetSpec("broad", "toy", ("holdout",), 1, 1, with_training_pool=True)]
+    rows = build_plan(MODELS[:1], holdout_only, {"toy": tasks}, pool)
+    assert not set(broad_ids(rows)) & set(pool)
+
+
 @pytest.mark.parametrize(
     "models,sets,tasks,message",
     [

@@ -75,18 +75,24 @@ def plan_job(
     out_plan: str,
     out_summary: str,
     config: Any,
+    training_pool: str | None = None,
 ) -> dict[str, Any]:
-    """Build and write the plan; ``tasks_paths`` are ``data/frozen/{suite}/tasks.parquet``."""
+    """Build and write the plan; ``tasks_paths`` are ``data/frozen/{suite}/tasks.parquet``,
+    ``training_pool`` the pool file (results/training/pool.json) when a set takes its tasks."""
     tasks_by_suite = {Path(p).parent.name: load_tasks(p) for p in tasks_paths}
     specs = [EvalSetSpec.from_mapping(name, cfg) for name, cfg in evalsets.items()]
+    if any(s.with_training_pool for s in specs) and not training_pool:
+        raise PlanError("an eval set takes the training pool's tasks: no pool file was given")
+    pool = json.loads(Path(training_pool).read_text())["pool"] if training_pool else []
     rows = build_plan(
-        [ModelSpec.from_mapping(n, c) for n, c in models.items()], specs, tasks_by_suite
+        [ModelSpec.from_mapping(n, c) for n, c in models.items()], specs, tasks_by_suite, pool
     )
-    block = provenance(list(tasks_paths), config)
+    inputs = list(tasks_paths) + ([training_pool] if training_pool else [])
+    block = provenance(inputs, config)
     summary = write_plan(rows, out_plan, Path(out_plan).parent / "plans", block)
     summary["models"] = {n: dict(c) for n, c in models.items()}
     summary["evalsets"] = {n: dict(c) for n, c in evalsets.items()}
-    write_result_json(out_summary, summary, list(tasks_paths), config)
+    write_result_json(out_summary, summary, inputs, config)
     print(json.dumps({k: summary[k] for k in ("plan_sha256", "version", "slots")}))
     return summary
 

@@ -80,6 +80,7 @@ class EvalSetSpec:
     splits: tuple[str, ...]
     samples: int
     max_tasks: int = 0
+    with_training_pool: bool = False
 
     @classmethod
     def from_mapping(cls, name: str, cfg: Mapping[str, Any]) -> EvalSetSpec:
@@ -89,6 +90,7 @@ class EvalSetSpec:
             tuple(cfg["splits"]),
             int(cfg["samples"]),
             int(cfg.get("max_tasks", 0)),
+            bool(cfg.get("with_training_pool", False)),
         )
         if spec.samples < 1:
             raise PlanError(f"eval set {name}: samples must be >= 1, got {spec.samples}")
@@ -97,12 +99,19 @@ class EvalSetSpec:
         return spec
 
 
-def select_tasks(spec: EvalSetSpec, tasks: Sequence[Task]) -> list[Task]:
-    """The eval set's tasks, sorted by instance id."""
-    chosen = [t for t in tasks if t.split in spec.splits]
+def select_tasks(
+    spec: EvalSetSpec, tasks: Sequence[Task], training_pool: Sequence[str] = ()
+) -> list[Task]:
+    """The eval set's tasks, sorted by instance id: those of its splits (the first
+    ``max_tasks`` in SHA256 order when set), and with ``with_training_pool`` every task of
+    ``training_pool`` among them too."""
+    of_splits = [t for t in tasks if t.split in spec.splits]
+    chosen = of_splits
     if spec.max_tasks:
-        chosen.sort(key=lambda t: sha256_text(t.instance_id))
-        chosen = chosen[: spec.max_tasks]
+        chosen = sorted(of_splits, key=lambda t: sha256_text(t.instance_id))[: spec.max_tasks]
+    if spec.with_training_pool:
+        kept = {t.instance_id for t in chosen}
+        chosen += [t for t in of_splits if t.instance_id in set(training_pool) - kept]
     if not chosen:
         raise PlanError(
             f"eval set {spec.name}: suite {spec.suite} has no task in splits {list(spec.splits)}"
@@ -117,8 +126,10 @@ def build_plan(
     models: Sequence[ModelSpec],
     evalsets: Sequence[EvalSetSpec],
     tasks_by_suite: Mapping[str, Sequence[Task]],
+    training_pool: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
-    """Every slot, in plan order: model, eval set, task (by id), sample."""
+    """Every slot, in plan order: model, eval set, task (by id), sample; ``training_pool`` the
+    pool's task ids (for the sets ``with_training_pool``)."""
     if not models:
         raise PlanError("no models to evaluate")
     if not evalsets:
@@ -130,7 +141,7 @@ def build_plan(
     for spec in evalsets:
         if spec.suite not in tasks_by_suite:
             raise PlanError(f"eval set {spec.name}: suite {spec.suite} was not given")
-    chosen = {s.name: select_tasks(s, tasks_by_suite[s.suite]) for s in evalsets}
+    chosen = {s.name: select_tasks(s, tasks_by_suite[s.suite], training_pool) for s in evalsets}
     for model in models:
         for spec in evalsets:
             for task in chosen[spec.name]:
