@@ -91,8 +91,13 @@ def workdir(tmp_path):
     cfg = yaml.safe_load((tmp_path / "config/config.yaml").read_text())
     cfg["training"].update(plan={"O": [1]}, endpoint_step=3, segment_steps=1, keep_checkpoints=2)
     (tmp_path / "config/config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
-    for rel in ("data/frozen/minibugs/tasks.parquet", "results/controls/minibugs/summary.json"):
-        (tmp_path / rel).parent.mkdir(parents=True)
+    for rel in (
+        "data/frozen/minibugs/tasks.parquet",
+        "results/controls/minibugs/summary.json",
+        "results/training/pool.json",
+        "results/training/pool_screen.parquet",
+    ):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("made by hand\n")
     (tmp_path / "results/controls/minibugs/tasks").mkdir()  # the control rule's records
     rng = np.random.default_rng(0)
