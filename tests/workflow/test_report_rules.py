@@ -99,8 +99,17 @@ def built(tmp_path_factory):
 def test_workflow_writes_stats_tables_figures_and_paper(built):
     root, proc = built
     counts = job_counts(proc.stdout + proc.stderr)
-    assert counts["compare"] == counts["paired"] == 7
-    names = ("M-B", "O-base", "M-O", "M42-E42", "M-B-broad", "M-O-broad", "M42-E42-broad")
+    assert counts["compare"] == counts["paired"] == 8
+    names = (
+        "M-B",
+        "O-base",
+        "M-O",
+        "M42-E42",
+        "O-base-broad",
+        "M-B-broad",
+        "M-O-broad",
+        "M42-E42-broad",
+    )
     for name in names:
         rec = json.loads((root / "results" / "stats" / f"{name}.json").read_text())
         assert rec["gate"]["verdict"] in ("pass", "fail")
