@@ -203,7 +203,6 @@ def test_a_null_outside_the_named_maps_is_refused_by_name(layer, message):
         (("evaluation", "evalsets", "holdout", "samples"), True, "holdout.samples: expected an"),
         (("training", "grpo", "policy_loss"), "grpo", "training.grpo: TrainConfig.policy_loss"),
         (("training", "pool_size"), 3, "training.pool_size: 3 is smaller than training.grpo"),
-        (("training", "pool_size"), 0, "training.pool_screen.samples: a screen needs"),
         (("training", "pool_screen", "samples"), 1, "pool_screen.samples: 1; a task solved"),
         (("training", "pool_screen", "candidates"), 7, "candidates: 7 is smaller than"),
     ],

@@ -533,12 +533,7 @@ class Settings(Section):
                 f"({per_step}); a step draws distinct tasks"
             )
         screen = settings.training.pool_screen
-        if screen.samples:
-            if not pool:
-                raise ConfigError(
-                    "config: training.pool_screen.samples: a screen needs training.pool_size "
-                    "(the tasks it keeps); with pool_size 0 every eligible task trains"
-                )
+        if screen.samples and pool:  # pool_size 0: every eligible task, nothing to screen
             if screen.samples < 2:
                 raise ConfigError(
                     f"config: training.pool_screen.samples: {screen.samples}; a task solved in "

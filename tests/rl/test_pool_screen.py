@@ -236,13 +236,14 @@ def test_a_real_screen_in_the_docker_sandbox(tmp_path, half_policy):
     assert {r.split(":")[0] for r in rows["rollout_key"]} == {"pool-screen"}
 
 
-def test_a_suite_no_larger_than_the_pool_is_not_screened(tmp_path):
-    """Every eligible task fits: the pool is all of them and no episode is played (the base
-    directory does not even exist)."""
+@pytest.mark.parametrize("size", [0, 3])
+def test_a_pool_that_holds_every_eligible_task_is_not_screened(tmp_path, size):
+    """pool_size 0 (every eligible task), or a suite no larger than the pool: the pool is all
+    of them and no episode is played (the base directory does not even exist)."""
     suite = tmp_path / "tasks.parquet"
     write_parquet(toy_tasks(3), suite)
     job = job_files(tmp_path, suite, base="absent")
-    settings = job_settings(PoolJobSettings, {**SCREEN, "training.pool_size": 3})
+    settings = job_settings(PoolJobSettings, {**SCREEN, "training.pool_size": size})
     record = training_pool_job(job, settings, gpus=0, threads=1, config={"test": True})
-    assert record["pool"] == pool_of_size([t.instance_id for t in toy_tasks(3)], 3)
+    assert record["pool"] == pool_of_size([t.instance_id for t in toy_tasks(3)], 0)
     assert "candidates" not in record and record["screen_skipped"]

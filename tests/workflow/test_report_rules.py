@@ -153,7 +153,7 @@ def test_gate_threshold_change_reruns_only_gate_tables_and_paper(built):
         cfg_path.write_text(original)
     assert proc.returncode == 0, proc.stderr[-3000:]
     counts = job_counts(proc.stdout + proc.stderr)
-    expected = {"compare": 7, "render_tables": 1, "all": 1}
+    expected = {"compare": 8, "render_tables": 1, "all": 1}
     if HAS_TEX:
         expected["paper"] = 1
     assert counts == expected, proc.stdout[-3000:]

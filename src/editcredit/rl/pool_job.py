@@ -84,8 +84,10 @@ def training_pool_job(
     inputs = [job.tasks] + ([job.controls] if job.controls else [])
     known = {}
     rows: list[dict[str, Any]] = []
-    if screen.samples and len(eligible) <= int(settings.pool_size):
-        # every eligible task fits in the pool: nothing to choose, nothing to play
+    size = int(settings.pool_size)
+    if screen.samples and (not size or len(eligible) <= size):
+        # every eligible task is in the pool (pool_size 0, or no more of them than it holds):
+        # nothing to choose, nothing to play
         pool = screen_candidates([t.instance_id for t in eligible], settings.pool_size)
         record["screen_skipped"] = (
             f"{len(eligible)} eligible train tasks, pool_size {settings.pool_size}"
