@@ -87,6 +87,8 @@ def submissions(tmp_path_factory):
         f"data/frozen/{suite}/tasks.parquet",
         f"data/frozen/{suite}/manifest.json",
         f"results/controls/{suite}/summary.json",
+        "results/training/pool.json",
+        "results/training/pool_screen.parquet",
         "results/eval/plan.parquet",
     ):
         (root / path).parent.mkdir(parents=True, exist_ok=True)
