@@ -85,21 +85,17 @@ def training_pool_job(
     known = {}
     rows: list[dict[str, Any]] = []
     size = int(settings.pool_size)
-    if screen.samples and (not size or len(eligible) <= size):
-        # every eligible task is in the pool (pool_size 0, or no more of them than it holds):
-        # nothing to choose, nothing to play
-        pool = screen_candidates([t.instance_id for t in eligible], settings.pool_size)
-        record["screen_skipped"] = (
-            f"{len(eligible)} eligible train tasks, pool_size {settings.pool_size}"
-        )
-    elif screen.samples:
+    # no screen when every eligible task is in the pool (pool_size 0, or no more of them than
+    # it holds): nothing to choose, nothing to play
+    screened = bool(screen.samples) and 0 < size < len(eligible)
+    if screened:
         base_check = guard_base(job.base_model, config.get("models"))
         ids = screen_candidates([t.instance_id for t in eligible], screen.candidates)
         by_id = {t.instance_id: t for t in eligible}
         print(f"training pool: the base policy plays {screen.samples} episodes of {len(ids)} tasks")
         rows = play_screen(job, settings, [by_id[i] for i in ids], gpus, threads)
         counts = screen_counts(rows)
-        pool = screened_pool(ids, counts, int(settings.pool_size))
+        pool = screened_pool(ids, counts, size)
         record["screen"] = screen.to_dict()
         record["candidates"] = [{"instance_id": i, **counts[i]} for i in ids]
         inputs.insert(0, job.base_model)
@@ -107,7 +103,9 @@ def training_pool_job(
             record["base_check"] = base_check
             known[job.base_model] = base_check["directory_sha256"]
     else:
-        pool = screen_candidates([t.instance_id for t in eligible], settings.pool_size)
+        pool = screen_candidates([t.instance_id for t in eligible], size)
+        if screen.samples:
+            record["screen_skipped"] = f"{len(eligible)} eligible train tasks, pool_size {size}"
     record["pool"] = pool
     if quarantine:
         record["quarantined"] = quarantine
