@@ -183,14 +183,14 @@ def _swap():
 _t.Thread(target=_swap, daemon=True).start()
 """,
     "instance runtest replaced on every item": """
-import gc as _gc, threading as _t, time as _time
-def _swap():  # for as long as the process lives (a daemon): no window that load can close
-    while True:
-        for _o in _gc.get_objects():
+import gc as _gc
+def _swap(phase, info):  # in the thread that allocates, before any item can run: no race
+    if phase == "start":
+        for _o in _gc.get_objects(0):
             if type(_o).__name__ == "Function" and "runtest" not in vars(_o):
                 _o.runtest = lambda: None
-        _time.sleep(0.001)
-_t.Thread(target=_swap, daemon=True).start()
+_gc.set_threshold(50, 10, 10)  # a young object is seen within 50 allocations of its making
+_gc.callbacks.append(_swap)
 """,
     "trace function rewriting pytest's locals": """
 import sys as _sys
