@@ -170,17 +170,18 @@ if _obs is not None:
         '"outcome": "failed"', '"outcome": "passed"')
 """,
     "test functions swapped after collection": """
-import sys as _sys, threading as _t, time as _time
-def _swap():
-    for _ in range(2000):
-        mod = _sys.modules.get("test_primes")
-        if mod is not None and hasattr(mod, "test_zero_factor"):
-            for name in dir(mod):
-                if name.startswith("test_"):
-                    getattr(mod, name).__code__ = (lambda *a, **k: None).__code__
-            return
-        _time.sleep(0.001)
-_t.Thread(target=_swap, daemon=True).start()
+import gc as _gc, sys as _sys
+def _swap(phase, info):  # in the allocating thread, at the first test's setup report
+    if phase != "start" or not any(type(_o).__name__ == "TestReport" for _o in _gc.get_objects(0)):
+        return
+    mod = _sys.modules["test_primes"]
+    for name in dir(mod):
+        if name.startswith("test_"):
+            getattr(mod, name).__code__ = (lambda *a, **k: None).__code__
+    _gc.callbacks.remove(_swap)
+    _gc.set_threshold(700, 10, 10)
+_gc.set_threshold(1, 10, 10)  # every young object is seen at the next allocation
+_gc.callbacks.append(_swap)
 """,
     "instance runtest replaced on every item": """
 import gc as _gc
