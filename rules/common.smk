@@ -238,7 +238,7 @@ def pruned_steps():
     from editcredit.storage.retention import pruned_steps as pruned
 
     keep = SETTINGS.training.keep_checkpoints
-    return pruned(segment_ends(), keep, SETTINGS.evaluation.diagnostic_steps)
+    return pruned(segment_ends(), keep, diagnostic_steps())
 
 
 def pruned_records():
@@ -270,14 +270,26 @@ def storage_forecast():
         runs=run_names(),
         segment_ends=segment_ends(),
         pruned=pruned_steps(),
-        eval_jobs=[
-            (m, e) for m in eval_model_specs() for e in SETTINGS.evaluation.evalsets
-        ],
+        eval_jobs=eval_jobs(),
     )
     return study_forecast(SETTINGS, facts, Path("."))
 
 
 # --- evaluation: eval models are 'base' and each run at the endpoint (docs/outputs.md) ------
+
+
+def diagnostic_steps():
+    """Intermediate checkpoints evaluated for the holdout curve (evaluation.diagnostic_every
+    and diagnostic_steps)."""
+    from editcredit.evaluation.plan import diagnostic_steps as chosen
+
+    ev = SETTINGS.evaluation
+    return chosen(
+        segment_ends(),
+        SETTINGS.training.endpoint_step,
+        ev.diagnostic_every,
+        ev.diagnostic_steps,
+    )
 
 
 def eval_model_specs():
@@ -286,16 +298,12 @@ def eval_model_specs():
     end = SETTINGS.training.endpoint_step
     base = base_model_dir()
     models = {
-        "base": dict(dir=base, input=base, run="", step=0, diagnostic=False),
+        "base": dict(
+            dir=base, input=base, run="", step=0, diagnostic=False, evalsets=[]
+        ),
     }
-    steps = [(end, False)]
-    for step in ev.diagnostic_steps:
-        if step not in segment_ends() or step == end:
-            raise ValueError(
-                f"config evaluation.diagnostic_steps: {step} is not a segment end before "
-                f"the endpoint {end}"
-            )
-        steps.append((step, True))
+    steps = [(end, False)] + [(step, True) for step in diagnostic_steps()]
+    curve = [SETTINGS.stats.evalsets[0]]  # a diagnostic checkpoint's one use: the curve
     for run in run_names():
         for step, diagnostic in steps:
             name = layout.diagnostic_model(run, step) if diagnostic else run
@@ -305,6 +313,7 @@ def eval_model_specs():
                 run=run,
                 step=step,
                 diagnostic=diagnostic,
+                evalsets=curve if diagnostic else [],
             )
     if ev.models:
         unknown = [m for m in ev.models if m not in models]
@@ -314,6 +323,17 @@ def eval_model_specs():
             )
         models = {m: models[m] for m in ev.models}
     return models
+
+
+def eval_jobs():
+    """(eval model, eval set) of every planned evaluation: the base and the endpoints on every
+    eval set, an intermediate checkpoint on the curve's eval set alone."""
+    return [
+        (m, e)
+        for m, spec in eval_model_specs().items()
+        for e in SETTINGS.evaluation.evalsets
+        if not spec["evalsets"] or e in spec["evalsets"]
+    ]
 
 
 def curve_scores():
@@ -375,21 +395,15 @@ def eval_set_gold_times(wildcards):
 
 
 def eval_targets():
-    return [layout.EVAL_PLAN_SUMMARY] + expand(
-        layout.EVAL_SCORES,
-        model=eval_model_specs(),
-        evalset=SETTINGS.evaluation.evalsets,
-    )
+    return [layout.EVAL_PLAN_SUMMARY] + [
+        layout.EVAL_SCORES.format(model=m, evalset=e) for m, e in eval_jobs()
+    ]
 
 
 def all_eval_slots():
-    """Slots files of every evaluated model (diagnostic checkpoints included) and eval set:
-    the appendix table of unresolved slots reads them all."""
-    return [
-        layout.eval_slots(m, e)
-        for m in eval_model_specs()
-        for e in SETTINGS.evaluation.evalsets
-    ]
+    """Slots files of every planned evaluation (diagnostic checkpoints included): the
+    appendix table of unresolved slots reads them all."""
+    return [layout.eval_slots(m, e) for m, e in eval_jobs()]
 
 
 def evalset_slots(wildcards):
@@ -479,11 +493,7 @@ def cost_benchmarks(wildcards):
     runs_steps = [dict(run=r, step=n) for r in run_names() for n in segment_ends()]
     suites = [dict(suite=s) for s in SETTINGS.suites]
     base = SETTINGS.models[SETTINGS.training.model]
-    evals = [
-        dict(model=m, evalset=e)
-        for m in eval_model_specs()
-        for e in SETTINGS.evaluation.evalsets
-    ]
+    evals = [dict(model=m, evalset=e) for m, e in eval_jobs()]
     comparisons = [dict(comparison=c) for c in SETTINGS.stats.comparisons]
     jobs = {
         "freeze_suite": suites,

@@ -388,6 +388,7 @@ class EvaluationSettings(Section):
     """``evaluation``: eval models, eval sets and slots (METHOD §8)."""
 
     models: list[str]
+    diagnostic_every: int
     diagnostic_steps: list[int]
     evalsets: dict[str, EvalSetSettings]
     seed: int

@@ -11,6 +11,7 @@ from editcredit.evaluation.plan import (
     PlanError,
     build_plan,
     content_sha256,
+    diagnostic_steps,
     read_slice,
     write_plan,
 )
@@ -56,6 +57,46 @@ def test_slots_are_models_x_evalsets_x_tasks_x_samples():
     assert diag == {True} and {r["diagnostic"] for r in rows if r["model"] == "M-s1"} == {False}
 
 
+def test_a_model_limited_to_some_eval_sets_has_slots_there_alone():
+    curve_only = ModelSpec("M-s1-step2", "d", "M-s1", 2, diagnostic=True, evalsets=("holdout",))
+    rows = build_plan([MODELS[0], curve_only], evalsets(), {"toy": suite()})
+    sets = {(r["model"], r["evalset"]) for r in rows}
+    assert sets == {("base", "holdout"), ("base", "broad"), ("M-s1-step2", "holdout")}
+    assert sum(r["model"] == "M-s1-step2" for r in rows) == 3 * 3
+
+
+@pytest.mark.parametrize(
+    "ends,endpoint,every,listed,expected",
+    [
+        ([2, 4, 6, 8], 8, 2, [], [4]),  # the default plan: step 4 between the base and 8
+        ([2, 4, 6, 8], 8, 1, [], [2, 4, 6]),
+        ([2, 4, 6, 8], 8, 0, [], []),
+        ([2, 4, 6, 8], 8, 0, [6], [6]),
+        ([2, 4, 6, 8], 8, 2, [2, 4], [2, 4]),
+        ([2, 4, 6, 8], 8, 4, [], []),  # the 4th end is the endpoint, evaluated anyway
+        ([2], 2, 2, [], []),  # a one-segment plan has nothing before its endpoint
+        ([10, 20, 30, 40, 50, 60, 70, 80], 80, 2, [], [20, 40, 60]),
+    ],
+)
+def test_diagnostic_steps_are_every_kth_segment_end_before_the_endpoint(
+    ends, endpoint, every, listed, expected
+):
+    assert diagnostic_steps(ends, endpoint, every, listed) == expected
+
+
+@pytest.mark.parametrize(
+    "listed,every,message",
+    [
+        ([3], 0, "diagnostic_steps: 3 is not a segment end before the endpoint 8"),
+        ([8], 0, "diagnostic_steps: 8 is not a segment end"),
+        ([], -1, "diagnostic_every is -1"),
+    ],
+)
+def test_bad_diagnostic_steps_are_named(listed, every, message):
+    with pytest.raises(PlanError, match=message):
+        diagnostic_steps([2, 4, 6, 8], 8, every, listed)
+
+
 def test_max_tasks_keeps_a_hash_ordered_subset():
     rows = build_plan(MODELS[:1], evalsets(max_tasks=4), {"toy": suite()})
     broad = sorted({r["instance_id"] for r in rows if r["evalset"] == "broad"})
@@ -96,6 +137,12 @@ def test_a_set_with_the_training_pool_holds_every_pool_task_beside_its_first(max
         (MODELS[:1] * 2, evalsets(), suite(), "duplicate model"),
         (MODELS, [EvalSetSpec("x", "toy", ("nope",), 1)], suite(), "no task in splits"),
         (MODELS, [EvalSetSpec("x", "other", ("dev",), 1)], suite(), "suite other"),
+        (
+            [ModelSpec("base", "b", evalsets=("holdout", "nope"))],
+            evalsets(),
+            suite(),
+            r"model base: unknown eval sets \['nope'\]",
+        ),
         (
             MODELS,
             evalsets(),

@@ -51,13 +51,15 @@ class PlanError(ValueError):
 @dataclass(frozen=True)
 class ModelSpec:
     """One evaluated model: its name, HF directory, run and step; ``diagnostic`` marks an
-    intermediate checkpoint (evaluated only when asked, never the main comparison)."""
+    intermediate checkpoint (evaluated only when asked, never the main comparison);
+    ``evalsets`` the eval sets it is evaluated on (empty: every one)."""
 
     name: str
     model_dir: str
     run: str = ""
     step: int = 0
     diagnostic: bool = False
+    evalsets: tuple[str, ...] = ()
 
     @classmethod
     def from_mapping(cls, name: str, cfg: Mapping[str, Any]) -> ModelSpec:
@@ -67,7 +69,11 @@ class ModelSpec:
             str(cfg.get("run", "")),
             int(cfg.get("step", 0)),
             bool(cfg.get("diagnostic", False)),
+            tuple(cfg.get("evalsets", ())),
         )
+
+    def evaluated_on(self, evalset: str) -> bool:
+        return not self.evalsets or evalset in self.evalsets
 
 
 @dataclass(frozen=True)
@@ -97,6 +103,26 @@ class EvalSetSpec:
         if not spec.splits:
             raise PlanError(f"eval set {name}: no splits")
         return spec
+
+
+def diagnostic_steps(
+    ends: Sequence[int], endpoint: int, every: int, listed: Sequence[int] = ()
+) -> list[int]:
+    """The intermediate checkpoints evaluated for the holdout curve: every ``every``-th segment
+    end (0: none) and the ``listed`` steps, each before the endpoint (the endpoint is the claim,
+    evaluated anyway). A listed step that is no segment end before the endpoint is refused; an
+    ``every`` past the plan's segments asks for nothing."""
+    if every < 0:
+        raise PlanError(f"config evaluation.diagnostic_every is {every}; it must be 0 or more")
+    before = [e for e in ends if e < endpoint]
+    for step in listed:
+        if step not in before:
+            raise PlanError(
+                f"config evaluation.diagnostic_steps: {step} is not a segment end before "
+                f"the endpoint {endpoint}"
+            )
+    chosen = {e for i, e in enumerate(before, start=1) if every and i % every == 0}
+    return sorted(chosen | set(listed))
 
 
 def select_tasks(
@@ -141,9 +167,13 @@ def build_plan(
     for spec in evalsets:
         if spec.suite not in tasks_by_suite:
             raise PlanError(f"eval set {spec.name}: suite {spec.suite} was not given")
+    for model in models:
+        unknown = sorted(set(model.evalsets) - {s.name for s in evalsets})
+        if unknown:
+            raise PlanError(f"model {model.name}: unknown eval sets {unknown}")
     chosen = {s.name: select_tasks(s, tasks_by_suite[s.suite], training_pool) for s in evalsets}
     for model in models:
-        for spec in evalsets:
+        for spec in (s for s in evalsets if model.evaluated_on(s.name)):
             for task in chosen[spec.name]:
                 sha = task.sha256()
                 for sample in range(spec.samples):

@@ -37,7 +37,7 @@ class LimitSettings:
     collect_floor_s: float = 10.0
     max_timeouts: int = 3
     measure_gold: bool = True
-    cpu_floor_s: float = 1.0
+    cpu_floor_s: float = 0.25
 
     @classmethod
     def from_config(cls, cfg: dict[str, Any] | None) -> LimitSettings:
