@@ -74,7 +74,14 @@ def _write_slots(root: Path, spec: FakeSpec, model: str, rate: np.ndarray, g) ->
 
 
 def _write_evalset_slots(
-    root: Path, spec: FakeSpec, model: str, rate: np.ndarray, g, evalset: str, n_samples: int
+    root: Path,
+    spec: FakeSpec,
+    model: str,
+    rate: np.ndarray,
+    g,
+    evalset: str,
+    n_samples: int,
+    unresolved: bool = True,
 ) -> None:
     rows = []
     for t, task in enumerate(eval_tasks(spec)):
@@ -91,7 +98,7 @@ def _write_evalset_slots(
                     "attempts": 1,
                 }
             )
-    if model.startswith("M-") and spec.unresolved:
+    if unresolved and model.startswith("M-") and spec.unresolved:
         for row in rows[: spec.unresolved]:
             row.update(verdict=None, state="unresolved", reason="missing_observation")
         rows[0]["detail"] = "error: test_a.py::test_x; skipped: test_a.py::test_y"
@@ -396,8 +403,18 @@ def write_fake_tree(root: str | Path, spec: FakeSpec | None = None) -> FakeSpec:
             rate = np.clip(base_rate + 0.05 + bump + g.normal(0, 0.05, base_rate.size), 0, 1)
             _write_slots(root, spec, run, rate, g)
             _write_scores(root, run, run, spec.endpoint_step, rate)
-            half = spec.endpoint_step // 2  # an evaluated intermediate checkpoint
+            half = spec.endpoint_step // 2  # an evaluated intermediate checkpoint (holdout)
             _write_scores(root, f"{run}-step{half}", run, half, (base_rate + rate) / 2)
+            _write_evalset_slots(
+                root,
+                spec,
+                f"{run}-step{half}",
+                (base_rate + rate) / 2,
+                np.random.default_rng([spec.seed, seed, half]),  # the tree's stream untouched
+                spec.evalset,
+                spec.n_samples,
+                unresolved=False,
+            )
             _write_run(root, spec, run, arm, g)
     for seed in sorted({s for seeds in spec.plan.values() for s in seeds}):
         _write_control(root, spec, seed, g)

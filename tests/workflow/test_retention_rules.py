@@ -90,6 +90,7 @@ def workdir(tmp_path):
     (tmp_path / "Snakefile").write_text(SNAKEFILE)
     cfg = yaml.safe_load((tmp_path / "config/config.yaml").read_text())
     cfg["training"].update(plan={"O": [1]}, endpoint_step=3, segment_steps=1, keep_checkpoints=2)
+    cfg["evaluation"]["diagnostic_every"] = 0  # no evaluated checkpoint: keep_checkpoints decides
     (tmp_path / "config/config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
     for rel in (
         "data/frozen/minibugs/tasks.parquet",
