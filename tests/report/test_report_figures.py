@@ -73,3 +73,16 @@ def test_holdout_curve_without_a_base_and_its_errors():
     twice = [_score("O-s42", "O-s42", 4, 0.5), _score("O-s42-x", "O-s42", 4, 0.5)]
     with pytest.raises(ValueError, match="two scores at one step"):
         figures.curve_points(twice)
+
+
+@pytest.mark.parametrize(
+    "seeds,expected",
+    [
+        # by number, not by the order met nor as text ("314159" < "42")
+        (["314159", "42"], {42: "-", 314159: "--"}),
+        ([42, 314159, 42], {42: "-", 314159: "--"}),
+        ([7, 3, 5, 1, 9], {1: "-", 3: "--", 5: ":", 7: "-.", 9: "-"}),
+    ],
+)
+def test_a_seed_has_one_line_style_in_every_figure(seeds, expected):
+    assert figures.seed_styles(seeds) == expected

@@ -29,11 +29,26 @@ from matplotlib.lines import Line2D  # noqa: E402
 
 from editcredit.layout import parse_run  # noqa: E402
 
-__all__ = ["bootstrap_figure", "holdout_curve", "save", "task_differences", "training_curves"]
+__all__ = [
+    "bootstrap_figure",
+    "holdout_curve",
+    "save",
+    "seed_styles",
+    "task_differences",
+    "training_curves",
+]
 
 Record = Mapping[str, Any]
 ARM_COLORS = {"O": "#6e6e6e", "B": "#1f77b4", "M": "#d62728", "E": "#2ca02c"}
 SEED_STYLES = ("-", "--", ":", "-.")
+
+
+def seed_styles(seeds) -> dict[int, str]:
+    """Seed -> line style, by the seeds' numeric order: every figure draws a seed alike."""
+    ordered = sorted({int(s) for s in seeds})
+    return {s: SEED_STYLES[i % len(SEED_STYLES)] for i, s in enumerate(ordered)}
+
+
 WIDTH_IN = 6.5  # the text width of the paper
 
 _STYLE = {
@@ -89,14 +104,11 @@ def training_curves(training: Sequence[Record], base: str | Path) -> list[Path]:
     )
     with plt.rc_context(_STYLE):
         fig, axes = plt.subplots(1, 3, figsize=(WIDTH_IN, 2.3), layout="constrained")
-        seeds: list[str] = []
+        styles = seed_styles(parse_run(run).seed for rec in training for run in rec["curves"])
         for rec in training:
             color = ARM_COLORS.get(rec["arm"], "black")
             for run, curve in rec["curves"].items():
-                seed = str(parse_run(run).seed)
-                if seed not in seeds:
-                    seeds.append(seed)
-                style = SEED_STYLES[seeds.index(seed) % len(SEED_STYLES)]
+                style = styles[int(parse_run(run).seed)]
                 for ax, (key, _) in zip(axes, panels, strict=True):
                     y = _series(curve[key])
                     if np.all(np.isnan(y)):
@@ -117,14 +129,8 @@ def training_curves(training: Sequence[Record], base: str | Path) -> list[Path]:
             Line2D([], [], color=ARM_COLORS.get(r["arm"], "black"), lw=1.5, label=f"arm {r['arm']}")
             for r in training
         ] + [
-            Line2D(
-                [],
-                [],
-                color="black",
-                ls=SEED_STYLES[seeds.index(s) % len(SEED_STYLES)],
-                label=f"seed {s}",
-            )
-            for s in sorted(seeds, key=int)
+            Line2D([], [], color="black", ls=style, label=f"seed {s}")
+            for s, style in styles.items()
         ]
         fig.legend(handles=handles, loc="outside upper center", ncol=len(handles), frameon=False)
         return save(fig, base)
@@ -166,12 +172,12 @@ def holdout_curve(scores: Sequence[Record], base: str | Path) -> list[Path]:
     evalset = scores[0]["evalset"] if scores else ""
     with plt.rc_context(_STYLE):
         fig, ax = plt.subplots(figsize=(WIDTH_IN * 0.62, 2.4), layout="constrained")
-        seeds = sorted({parse_run(r).seed for r in runs})
+        styles = seed_styles(parse_run(r).seed for r in runs)
         arms = list(dict.fromkeys(parse_run(r).arm for r in runs))
         for run, points in runs.items():
             parsed = parse_run(run)
             step, mid, lo, hi = (np.array(v, dtype=float) for v in zip(*points, strict=True))
-            style = SEED_STYLES[seeds.index(parsed.seed) % len(SEED_STYLES)]
+            style = styles[int(parsed.seed)]
             color = ARM_COLORS.get(parsed.arm, "black")
             ax.plot(step, 100 * mid, style, color=color, marker="o", ms=2.5, lw=1.2)
             ax.vlines(step, 100 * lo, 100 * hi, color=color, lw=0.8, alpha=0.6)
@@ -182,8 +188,8 @@ def holdout_curve(scores: Sequence[Record], base: str | Path) -> list[Path]:
         handles = [
             Line2D([], [], color=ARM_COLORS.get(a, "black"), lw=1.5, label=f"arm {a}") for a in arms
         ] + [
-            Line2D([], [], color="black", ls=SEED_STYLES[i % len(SEED_STYLES)], label=f"seed {s}")
-            for i, s in enumerate(seeds)
+            Line2D([], [], color="black", ls=style, label=f"seed {s}")
+            for s, style in styles.items()
         ]
         ax.legend(handles=handles, fontsize=7, frameon=False, loc="best")
         return save(fig, base)
