@@ -328,11 +328,13 @@ def eval_model_specs():
 def eval_jobs():
     """(eval model, eval set) of every planned evaluation: the base and the endpoints on every
     eval set, an intermediate checkpoint on the curve's eval set alone."""
+    from editcredit.evaluation.plan import ModelSpec
+
     return [
         (m, e)
         for m, spec in eval_model_specs().items()
         for e in SETTINGS.evaluation.evalsets
-        if not spec["evalsets"] or e in spec["evalsets"]
+        if ModelSpec.from_mapping(m, spec).evaluated_on(e)
     ]
 
 
