@@ -114,6 +114,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.manual_seed(0)
     config = load_config(ROOT / "config" / "config.yaml")
+    config["sandbox"]["report_store"] = ""  # the gradings themselves are measured
     training = copy.deepcopy(config["training"])
     training["grpo"].update(tasks_per_step=args.tasks, group_size=args.group)
     cfg = train_config(training, config["agent"], "O", args.seed)

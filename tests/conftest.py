@@ -10,6 +10,16 @@ from taskfactory import CONFIG, make_calc_task
 from editcredit.data.task import Task
 
 
+@pytest.fixture(autouse=True)
+def no_shared_report_store(monkeypatch):
+    """A test grades on its own: a report store shared across tests, or with a study run in
+    this checkout, would answer the gradings a test means to run. The store's own tests open
+    one in a temporary directory; workflow tests run Snakemake in their own directories."""
+    from editcredit.sandbox import report_store
+
+    monkeypatch.setattr(report_store, "open_report_store", lambda *args, **kwargs: None)
+
+
 @pytest.fixture
 def calc_task() -> Task:
     return make_calc_task()

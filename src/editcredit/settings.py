@@ -88,6 +88,7 @@ class SandboxSettings(Section):
     workers: int
     expert_workers: int
     eval_workers: int
+    report_store: str
     mem_limit: str
     pids_limit: int
     timeout_factor: float

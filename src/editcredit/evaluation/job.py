@@ -233,7 +233,7 @@ def eval_model_job(
         batch_size=int(ev.batch_size),
         workers=eval_workers(sandbox_cfg),
     )
-    sandbox = LazySandbox(make_sandbox or _pool_factory(sandbox_cfg, book))
+    sandbox = LazySandbox(make_sandbox or _pool_factory(sandbox_cfg, book, grader))
     faults = ev.faults
     graded = (
         FaultySandbox(sandbox, float(faults.rate), int(faults.seed), faults.mode)
@@ -361,17 +361,22 @@ def eval_workers(sandbox_cfg: Mapping[str, Any]) -> int:
 
 
 def _pool_factory(
-    sandbox_cfg: Mapping[str, Any], gold_times: GoldTimesBook | None = None
+    sandbox_cfg: Mapping[str, Any],
+    gold_times: GoldTimesBook | None = None,
+    grader: Mapping[str, Any] | None = None,
 ) -> Callable[[], Any]:
     """The job's sandbox pool, its gradings limited by ``gold_times`` (the recorded gold
-    times; a task without them is measured with one gold run)."""
+    times; a task without them is measured with one gold run), behind the memo and the
+    study's report store (``grader``: the job's grader identity, for the store's key)."""
 
     def make():
+        from editcredit.sandbox import report_store
         from editcredit.sandbox.pool import SandboxPool
 
         workers = eval_workers(sandbox_cfg)
         pool = SandboxPool(sandbox_cfg["backend"], dict(sandbox_cfg), workers, gold_times)
-        return GradingMemo(pool)  # a slot's samples reach the same trees: graded once
+        store = report_store.open_report_store(sandbox_cfg, grader)
+        return GradingMemo(pool, store=store)  # each distinct tree graded once per study
 
     return make
 

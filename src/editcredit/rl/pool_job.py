@@ -38,6 +38,7 @@ def play_screen(
     from editcredit.agent.probe_job import load_policy
     from editcredit.agent.rollout import RolloutConfig
     from editcredit.rl.train_job import job_device
+    from editcredit.sandbox import report_store
     from editcredit.sandbox.limits import gold_times_book
     from editcredit.sandbox.memo import GradingMemo
     from editcredit.sandbox.pool import SandboxPool
@@ -53,7 +54,7 @@ def play_screen(
             candidates,
             int(screen.samples),
             SCREEN_KEY,
-            GradingMemo(pool),  # each distinct (task, tree, selection) graded once
+            GradingMemo(pool, store=report_store.open_report_store(sandbox_cfg)),
             generator,
             chat,
             RolloutConfig.from_agent(agent_cfg),

@@ -88,6 +88,7 @@ class RolloutWorker:
 
         from editcredit.policy.chat import ChatTemplate
         from editcredit.policy.generator_factory import GenerationSettings, make_generator
+        from editcredit.sandbox import report_store
         from editcredit.sandbox.factory import make_sandbox
         from editcredit.sandbox.limits import GoldTimesBook
 
@@ -112,10 +113,13 @@ class RolloutWorker:
         self.reward_cfg = reward_cfg
         self.f_weight = float(grading_cfg["f_weight"])  # the schema's default, never one here
         self.g_weight = float(grading_cfg["g_weight"])
-        # each distinct (task, tree, selection) graded once: a group's samples, its run
-        # actions and its counterfactuals reach the same trees again and again
+        # each distinct (task, tree, selection) graded once per study: a group's samples, its
+        # run actions, its counterfactuals and the other runs on the pool reach the same trees
         book = GoldTimesBook.from_timings(gold_times)
-        self.sandbox = GradingMemo(make_sandbox(sandbox_cfg["backend"], sandbox_cfg, book))
+        self.sandbox = GradingMemo(
+            make_sandbox(sandbox_cfg["backend"], sandbox_cfg, book),
+            store=report_store.open_report_store(sandbox_cfg),
+        )
         self.make_env = environment_factory(agent_cfg, sandbox_cfg)
 
     def set_weights(self, state_dict: dict[str, torch.Tensor]) -> None:

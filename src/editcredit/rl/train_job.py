@@ -40,6 +40,7 @@ from editcredit.rl.segment import SegmentSpec, train_segment
 from editcredit.rl.timing import PHASES
 from editcredit.rl.workers import make_workers
 from editcredit.sandbox.limits import gold_times_book
+from editcredit.sandbox.report_store import absolute_store
 from editcredit.storage.forecast import checkpoint_bytes
 from editcredit.storage.monitor import Floor, StorageMonitor, existing_parent
 
@@ -165,7 +166,7 @@ def rollout_worker_kwargs(
         "agent_cfg": settings.agent.to_dict(),
         "reward_cfg": settings.reward.to_dict(),
         "grading_cfg": settings.grading.to_dict(),
-        "sandbox_cfg": settings.sandbox.to_dict(),
+        "sandbox_cfg": absolute_store(settings.sandbox.to_dict()),
         "threads": 1,
         "device": str(device),
         "generation": settings.generation.to_dict(),

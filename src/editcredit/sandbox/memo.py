@@ -22,6 +22,10 @@ looping candidate tried by every sample of a task cost its limits (about 15 s) e
 ``benchmarks/bench_eval_slots.py`` (16 holdout tasks x 4 samples) 31 such runs took about
 three quarters of the wall time. Observations and gradings are keyed apart, so a kept
 observation never answers a grading of the same tree.
+
+With a :class:`~editcredit.sandbox.report_store.ReportStore` the memo also reads the reports
+other jobs kept on disk and keeps its own there (the same rule decides what is kept): the jobs
+of a study meet the same trees again, and each distinct grading then runs once per study.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from typing import Any
 
 from editcredit.data.task import Task
 from editcredit.sandbox.base import SandboxReport, grade_selected
+from editcredit.sandbox.report_store import ReportStore
 
 __all__ = ["GradingMemo", "grading_key", "reusable"]
 
@@ -61,14 +66,20 @@ class GradingMemo:
     """A sandbox (or pool) that grades each distinct key once; other attributes pass through.
 
     ``hits`` counts gradings answered from the memo, ``misses`` the ones that reached the
-    sandbox (what a budget counts). ``keep_timeouts``: reports of runs stopped by their time
-    limits are kept too (the experts' corpus only, see the module's doc)."""
+    sandbox (what a budget counts), ``stored`` those read from the ``store``.
+    ``keep_timeouts``: reports of runs stopped by their time limits are kept too (the experts'
+    corpus only, see the module's doc). ``store``: reports kept on disk across jobs; the sandbox
+    must then tell a task's limits (``limits_for``), which are part of a stored report's key."""
 
-    def __init__(self, sandbox: Any, keep_timeouts: bool = False) -> None:
+    def __init__(
+        self, sandbox: Any, keep_timeouts: bool = False, store: ReportStore | None = None
+    ) -> None:
         self.sandbox = sandbox
         self.keep_timeouts = keep_timeouts
+        self.store = store
         self.hits = 0
         self.misses = 0
+        self.stored = 0
         self._done: dict[tuple[str, ...], SandboxReport] = {}
         self._running: dict[tuple[str, ...], Future] = {}
         self._lock = threading.Lock()
@@ -110,19 +121,38 @@ class GradingMemo:
                 return report
             return self._answer(key, task, patch, select, keep_timeouts)  # grade afresh
         try:
-            report = grade_selected(self.sandbox, task, patch, select)
+            report, graded = self._stored_or_graded(key[0], task, patch, select, keep_timeouts)
         except BaseException as exc:
             with self._lock:
                 del self._running[key]
             mine.set_exception(exc)
             raise
         with self._lock:
-            self.misses += 1
+            self.misses += graded
+            self.stored += not graded
             del self._running[key]
             if reusable(report, keep_timeouts):
                 self._done[key] = report
         mine.set_result(report)
         return report
+
+    def _stored_or_graded(
+        self, kind: str, task: Task, patch: str, select: list[str] | None, keep_timeouts: bool
+    ) -> tuple[SandboxReport, bool]:
+        """The store's report of this run, else a grading (kept in the store when reusable);
+        True when the sandbox graded."""
+        if self.store is None:
+            return grade_selected(self.sandbox, task, patch, select), True
+        limits = self.sandbox.limits_for(task)
+        kept = f"{kind}, timeouts kept" if keep_timeouts else kind  # what may answer whom
+        key = self.store.key(kept, task.sha256(), patch, select, limits)
+        report = self.store.get(key)
+        if report is not None:
+            return report, False
+        report = grade_selected(self.sandbox, task, patch, select)
+        if reusable(report, keep_timeouts):
+            self.store.put(key, report)
+        return report, True
 
     def close(self) -> None:
         self.sandbox.close()

@@ -66,6 +66,10 @@ class SandboxPool:
         finally:
             self._free.put(box)
 
+    def limits_for(self, task: Task) -> dict[str, Any]:
+        """Per-test limits of ``task`` (the pool's sandboxes share settings and gold times)."""
+        return self._all[0].limits_for(task)
+
     def grade_many(
         self, jobs: Sequence[tuple[Task, str]], desc: str = "grading"
     ) -> list[SandboxReport]:
