@@ -569,6 +569,14 @@ def stop_tasks():
     return [layout.frozen_tasks(s) for s in suites]
 
 
+def stop_gold_times():
+    """The control rule's per-task records of the studied eval sets' suites: the checkpoints are
+    held to the limits their evaluation was held to."""
+    ev = config["evaluation"]["evalsets"]
+    suites = sorted({ev[e]["suite"] for e in stop_evalsets()})
+    return [layout.controls_tasks(s) for s in suites]
+
+
 def stop_checkpoints():
     return [layout.stop_checkpoints(m) for m in stop_models()]
 

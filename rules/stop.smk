@@ -30,6 +30,7 @@ rule stop_checkpoints:
     input:
         slots=stop_slots,
         tasks=stop_tasks(),
+        gold_times=stop_gold_times(),
         # frozen before any label exists, without re-grading when the protocol is re-frozen
         receipt=ancient(stop_receipt()),
     output:

@@ -12,6 +12,7 @@ with logged(sm.log[0]):
         model=sm.wildcards.model,
         slots=list(sm.input.slots),
         tasks_paths=list(sm.input.tasks),
+        gold_times=list(sm.input.gold_times),
         out=sm.output.checkpoints,
         grading=sm.params.grading,
         sandbox=sm.params.sandbox,

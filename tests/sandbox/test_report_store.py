@@ -13,6 +13,7 @@ from editcredit.sandbox.memo import GradingMemo
 from editcredit.sandbox.report_store import (
     ReportStore,
     ReportStoreError,
+    absolute_store,
     open_report_store,
     store_identity,
 )
@@ -152,6 +153,9 @@ def test_the_config_names_the_store_and_empty_turns_it_off(tmp_path, monkeypatch
     assert store.identity == {**grader, "mem_limit": "1g", "pids_limit": 256, "timeout_factor": 1.0}
     assert store_identity({**cfg, "pids_limit": 64}, grader) != store.identity
     assert open_report_store({**cfg, "report_store": ""}, grader) is None
+    # a Ray actor may run elsewhere: the train job hands its workers an absolute path
+    assert absolute_store(cfg)["report_store"] == str(store.root)
+    assert absolute_store({**cfg, "report_store": ""})["report_store"] == ""
 
 
 @pytest.mark.docker

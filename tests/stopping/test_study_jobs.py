@@ -247,3 +247,25 @@ def test_a_higher_threshold_never_stops_earlier(study):
     ]
     for lower, higher in itertools.pairwise(points):
         assert (higher >= lower).all()
+
+
+def test_checkpoint_trees_are_held_to_the_recorded_gold_times(tmp_path):
+    """The stop study grades as the evaluation grades a final patch: the control rule's gold
+    times set the limits (no gold run of its own), through the memo and the report store."""
+    from taskfactory import CONFIG, make_calc_task
+
+    from editcredit.sandbox.limits import GoldTimes, GoldTimesBook, per_test_limits
+    from editcredit.sandbox.memo import GradingMemo
+    from editcredit.stopping.build import _graded_pool
+
+    task = make_calc_task()
+    times = GoldTimes(0.5, {"test_calc.py::test_add": 0.02})
+    book = GoldTimesBook({task.instance_id: times})
+    sandbox = {**CONFIG["sandbox"], "backend": "local", "workers": 1}
+    pool = _graded_pool(sandbox, book)
+    try:
+        assert isinstance(pool, GradingMemo)
+        limits = per_test_limits(times, pool.sandbox._all[0].limit_settings, 1.0)
+        assert pool.limits_for(task) == limits
+    finally:
+        pool.close()

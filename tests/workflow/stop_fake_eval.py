@@ -72,6 +72,8 @@ def _row(task, env, key: str) -> dict:
 def write_fake_eval(root: Path, sandbox, model: str = "base", samples: int = 2) -> None:
     tasks = toy_tasks()
     write_parquet(tasks, root / "data/frozen/toy/tasks.parquet")
+    # the control rule's per-task records: none here, so each task's gold run is measured
+    (root / "results/controls/toy/tasks").mkdir(parents=True, exist_ok=True)
     evalsets = {"holdout": ["holdout"], "broad": ["dev", "train"]}
     for evalset, splits in evalsets.items():
         folder = root / "results/eval" / model / evalset

@@ -30,6 +30,7 @@ from editcredit.data.task import Task
 from editcredit.evaluation.sandboxes import INFRA_ERRORS
 from editcredit.grading.grader import grade_patch
 from editcredit.protocol.budget import DEFAULT_RECEIPT_DIR, BudgetGuard, split_ledger, study_guard
+from editcredit.sandbox.limits import GoldTimesBook, gold_times_book
 from editcredit.stopping.points import FEATURES, decision_points, sha256_text, tree_sha256
 
 ID_COLUMNS = (
@@ -212,6 +213,16 @@ def checkpoint_rows(
     return rows
 
 
+def _graded_pool(sandbox: Mapping[str, Any], book: GoldTimesBook) -> Any:
+    """The job's sandboxes behind the memo and the study's report store."""
+    from editcredit.sandbox import report_store
+    from editcredit.sandbox.memo import GradingMemo
+    from editcredit.sandbox.pool import SandboxPool
+
+    pool = SandboxPool(sandbox["backend"], dict(sandbox), int(sandbox["workers"]), book)
+    return GradingMemo(pool, store=report_store.open_report_store(sandbox))
+
+
 def checkpoints_job(
     *,
     model: str,
@@ -226,13 +237,20 @@ def checkpoints_job(
     make_pool: Callable[[], Any] | None = None,
     study: str = "stop",
     budget_dir: str | Path = DEFAULT_RECEIPT_DIR,
+    gold_times: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Write ``results/stop/{model}/checkpoints.parquet`` and its receipt (``.json`` beside).
+
+    Each tree is graded as the evaluation grades a final patch: held to the tests' recorded
+    gold times (``gold_times``: the control rule's per-task directories; a task without them is
+    measured with one gold run), through the memo and the study's report store, so a
+    checkpoint tree some evaluated trajectory ended on is read, not run again.
 
     The study's budget (``budget``: config ``budgets.studies.{study}``) holds for all of the
     study's grading jobs together: each grading is checked against, and appended to, the
     study's ledger under ``budget_dir``."""
     tasks = {t.instance_id: t for p in tasks_paths for t in load_tasks(p)}
+    book = gold_times_book(list(gold_times))  # a missing directory fails before any grading
     trajectories = collect_trajectories(slots)
     guard = study_guard(study, f"{study}-{model}", budget, receipt_dir=budget_dir)
     started = time.monotonic()
@@ -243,12 +261,7 @@ def checkpoints_job(
         if not jobs:
             return []
         if pool is None:
-            from editcredit.sandbox.pool import SandboxPool
-
-            pool = (
-                make_pool
-                or (lambda: SandboxPool(sandbox["backend"], dict(sandbox), int(sandbox["workers"])))
-            )()
+            pool = (make_pool or (lambda: _graded_pool(sandbox, book)))()
         grader = sandbox_grader(pool, float(grading["f_weight"]), float(grading["g_weight"]))
         print(f"{model}: grading {len(jobs)} distinct checkpoint trees")
         return grade_trees(jobs, grader, guard, retries, int(sandbox["workers"]))
