@@ -99,6 +99,8 @@ def test_a_second_job_reads_the_first_ones_reports_instead_of_grading(tmp_path):
     assert (second.misses, second.stored) == (0, 2)
     second.grade(task, "other patch")  # a new key is graded
     assert (second_box.calls, second.misses) == (1, 1)
+    second.grade(task, "other patch")
+    assert second.counts() == {"run": 1, "read_from_store": 2, "answered_in_memory": 1}
 
 
 @pytest.mark.parametrize(

@@ -115,6 +115,11 @@ class LazySandbox(PassesCalls):
             self._box.close()
         self._box = None
 
+    def counts(self) -> dict[str, int] | None:
+        """The memo's counts of the started pool (None: none started, or no memo)."""
+        counts = getattr(self._box, "counts", None)
+        return counts() if counts is not None else None
+
 
 def _tasks_of(plan: PlanSlice, tasks_path: str) -> dict[str, Task]:
     tasks = {t.instance_id: t for t in load_tasks(tasks_path)}
@@ -265,10 +270,12 @@ def eval_model_job(
             budget=guard,
         )
     finally:
+        gradings = sandbox.counts()
         sandbox.close()
     files = render(plan, history, limits, identity, journal.path.as_posix())
     timings = write_outputs(files, plan, block, out_dir, job.slots, job.predictions)
-    write_volatile(job.slots, {"attempts": timings, "run": stats.to_dict()})
+    write_volatile(job.slots, {"attempts": timings, "run": stats.to_dict(), "gradings": gradings})
+    print(json.dumps({"gradings": gradings}))
     summary = {"model": model, "evalset": evalset, "journal": journal.path.as_posix()}
     summary["grader"] = dict(grader)
     if base_check is not None:

@@ -136,6 +136,11 @@ class GradingMemo:
         mine.set_result(report)
         return report
 
+    def counts(self) -> dict[str, int]:
+        """How the gradings were answered: run in the sandbox, read from the store, or answered
+        in memory (the machine's and the store's state decide these, never a report)."""
+        return {"run": self.misses, "read_from_store": self.stored, "answered_in_memory": self.hits}
+
     def _stored_or_graded(
         self, kind: str, task: Task, patch: str, select: list[str] | None, keep_timeouts: bool
     ) -> tuple[SandboxReport, bool]:
