@@ -181,3 +181,14 @@ def test_a_real_grading_read_back_judges_as_it_did(docker_ready, tmp_path):
             assert (memo.misses, memo.stored) == ((2, 0) if job == 0 else (0, 2))
     assert verdicts[0][0]["Y"] == 1
     assert verdicts[1] == verdicts[0]
+
+
+def test_a_job_without_a_store_never_asks_for_the_grader(monkeypatch):
+    """Naming the grader may start a container (the image's versions): only a store needs it."""
+    from editcredit.grading import grader_identity
+
+    def asked(cfg):
+        raise AssertionError("the grader's identity was looked up")
+
+    monkeypatch.setattr(grader_identity, "grader_identity", asked)
+    assert grader_identity.study_report_store({"report_store": ""}) is None

@@ -16,9 +16,9 @@ from editcredit.agent.trajectory import write_trajectories
 from editcredit.audit.provenance import write_result_json
 from editcredit.audit.volatile import write_volatile
 from editcredit.data.freeze import load_tasks
+from editcredit.grading.grader_identity import study_report_store
 from editcredit.job_settings import ProbeJobSettings
 from editcredit.policy.devices import bind_gpus
-from editcredit.sandbox import report_store
 from editcredit.sandbox.limits import gold_times_book
 from editcredit.sandbox.memo import GradingMemo
 from editcredit.sandbox.pool import SandboxPool
@@ -76,7 +76,7 @@ def probe_job(
     workers = int(settings.sandbox.workers)
     reward_cfg, grading_cfg = settings.reward.to_dict(), settings.grading.to_dict()
     with SandboxPool(sandbox_cfg["backend"], sandbox_cfg, workers, book) as shared:
-        store = report_store.open_report_store(sandbox_cfg)
+        store = study_report_store(sandbox_cfg)
         pool = GradingMemo(shared, store=store)  # each distinct grading once per study
         common = (pool, generator, chat, rollout, make_env)
         train_rows = rollout_and_grade(

@@ -49,7 +49,7 @@ from editcredit.evaluation.slots import (
     stored_task_slots,
     write_slots_parquet,
 )
-from editcredit.grading.grader_identity import grader_identity
+from editcredit.grading.grader_identity import grader_identity, study_report_store
 from editcredit.job_settings import EvalModelSettings
 from editcredit.layout import eval_job, eval_scope, is_volatile
 from editcredit.protocol.budget import job_guard
@@ -377,12 +377,11 @@ def _pool_factory(
     study's report store (``grader``: the job's grader identity, for the store's key)."""
 
     def make():
-        from editcredit.sandbox import report_store
         from editcredit.sandbox.pool import SandboxPool
 
         workers = eval_workers(sandbox_cfg)
         pool = SandboxPool(sandbox_cfg["backend"], dict(sandbox_cfg), workers, gold_times)
-        store = report_store.open_report_store(sandbox_cfg, grader)
+        store = study_report_store(sandbox_cfg, grader)
         return GradingMemo(pool, store=store)  # each distinct tree graded once per study
 
     return make

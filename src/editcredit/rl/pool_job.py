@@ -37,8 +37,8 @@ def play_screen(
     from editcredit.agent.probe import rollout_and_grade
     from editcredit.agent.probe_job import load_policy
     from editcredit.agent.rollout import RolloutConfig
+    from editcredit.grading.grader_identity import study_report_store
     from editcredit.rl.train_job import job_device
-    from editcredit.sandbox import report_store
     from editcredit.sandbox.limits import gold_times_book
     from editcredit.sandbox.memo import GradingMemo
     from editcredit.sandbox.pool import SandboxPool
@@ -54,7 +54,7 @@ def play_screen(
             candidates,
             int(screen.samples),
             SCREEN_KEY,
-            GradingMemo(pool, store=report_store.open_report_store(sandbox_cfg)),
+            GradingMemo(pool, store=study_report_store(sandbox_cfg)),
             generator,
             chat,
             RolloutConfig.from_agent(agent_cfg),

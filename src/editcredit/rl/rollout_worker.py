@@ -86,9 +86,9 @@ class RolloutWorker:
         or a process); the sandbox measures a task without them with one gold run."""
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
+        from editcredit.grading.grader_identity import study_report_store
         from editcredit.policy.chat import ChatTemplate
         from editcredit.policy.generator_factory import GenerationSettings, make_generator
-        from editcredit.sandbox import report_store
         from editcredit.sandbox.factory import make_sandbox
         from editcredit.sandbox.limits import GoldTimesBook
 
@@ -118,7 +118,7 @@ class RolloutWorker:
         book = GoldTimesBook.from_timings(gold_times)
         self.sandbox = GradingMemo(
             make_sandbox(sandbox_cfg["backend"], sandbox_cfg, book),
-            store=report_store.open_report_store(sandbox_cfg),
+            store=study_report_store(sandbox_cfg),
         )
         self.make_env = environment_factory(agent_cfg, sandbox_cfg)
 

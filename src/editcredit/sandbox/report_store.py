@@ -52,24 +52,19 @@ class ReportStoreError(SandboxError):
     """A store entry that is not a report."""
 
 
-def store_identity(
-    sandbox_cfg: Mapping[str, Any], grader: Mapping[str, Any] | None = None
-) -> dict[str, Any]:
+def store_identity(sandbox_cfg: Mapping[str, Any], grader: Mapping[str, Any]) -> dict[str, Any]:
     """What a report depends on besides its task, patch, selection and limits: the grader
     (:func:`~editcredit.grading.grader_identity.grader_identity`: backend, image by id, versions,
     the host and guest code that make a report) and the container's limits."""
-    if grader is None:
-        from editcredit.grading.grader_identity import grader_identity
-
-        grader = grader_identity(sandbox_cfg)
     return {**grader, **{name: sandbox_cfg[name] for name in STORE_FIELDS}}
 
 
 def open_report_store(
-    sandbox_cfg: Mapping[str, Any], grader: Mapping[str, Any] | None = None
+    sandbox_cfg: Mapping[str, Any], grader: Mapping[str, Any]
 ) -> ReportStore | None:
-    """The store ``sandbox.report_store`` names (relative to the working directory), or None
-    where it is empty (every job grades on its own)."""
+    """The store ``sandbox.report_store`` names (relative to the working directory) for the
+    grader ``grader``, or None where it is empty (every job grades on its own). Jobs open it
+    through :func:`editcredit.grading.grader_identity.study_report_store`."""
     root = str(sandbox_cfg.get("report_store") or "")
     if not root:
         return None

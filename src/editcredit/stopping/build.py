@@ -215,12 +215,12 @@ def checkpoint_rows(
 
 def _graded_pool(sandbox: Mapping[str, Any], book: GoldTimesBook) -> Any:
     """The job's sandboxes behind the memo and the study's report store."""
-    from editcredit.sandbox import report_store
+    from editcredit.grading.grader_identity import study_report_store
     from editcredit.sandbox.memo import GradingMemo
     from editcredit.sandbox.pool import SandboxPool
 
     pool = SandboxPool(sandbox["backend"], dict(sandbox), int(sandbox["workers"]), book)
-    return GradingMemo(pool, store=report_store.open_report_store(sandbox))
+    return GradingMemo(pool, store=study_report_store(sandbox))
 
 
 def checkpoints_job(
