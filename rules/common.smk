@@ -563,18 +563,19 @@ def stop_slots(wildcards):
     return [layout.eval_slots(wildcards.model, e) for e in stop_evalsets()]
 
 
-def stop_tasks():
+def stop_suites():
     ev = config["evaluation"]["evalsets"]
-    suites = sorted({ev[e]["suite"] for e in stop_evalsets()})
-    return [layout.frozen_tasks(s) for s in suites]
+    return sorted({ev[e]["suite"] for e in stop_evalsets()})
+
+
+def stop_tasks():
+    return [layout.frozen_tasks(s) for s in stop_suites()]
 
 
 def stop_gold_times():
     """The control rule's per-task records of the studied eval sets' suites: the checkpoints are
     held to the limits their evaluation was held to."""
-    ev = config["evaluation"]["evalsets"]
-    suites = sorted({ev[e]["suite"] for e in stop_evalsets()})
-    return [layout.controls_tasks(s) for s in suites]
+    return [layout.controls_tasks(s) for s in stop_suites()]
 
 
 def stop_checkpoints():
