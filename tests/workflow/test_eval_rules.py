@@ -193,11 +193,13 @@ def test_an_unknown_eval_model_is_named(fresh):
 
 def test_diagnostic_steps_are_separate_models_from_intermediate_checkpoints(fresh):
     extra = fresh / "extra.yaml"
-    extra.write_text("evaluation:\n  diagnostic_steps: [2]\n")
+    # segments of 2 steps (the default's length may differ): step 2 ends one, step 3 none
+    segments = "training:\n  segment_steps: 2\n"
+    extra.write_text(segments + "evaluation:\n  diagnostic_steps: [2]\n")
     target = "results/eval/M-s42-step2/holdout/scores.json"
     proc = smk(fresh, target, "-n", "--cores", "1", "--configfile", str(extra), timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "runs/M-s42/step_2" in proc.stdout and "model=M-s42-step2" in proc.stdout
-    extra.write_text("evaluation:\n  diagnostic_steps: [3]\n")
+    extra.write_text(segments + "evaluation:\n  diagnostic_steps: [3]\n")
     proc = smk(fresh, target, "-n", "--cores", "1", "--configfile", str(extra), timeout=300)
     assert proc.returncode != 0 and "diagnostic_steps: 3" in proc.stdout + proc.stderr

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from taskfactory import REPO
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
@@ -52,9 +53,9 @@ def test_dry_run_lists_the_pending_targets(workdir):
     for rule in ("freeze_suite", "control", "all"):
         assert rule in out
     assert "data/frozen/minibugs/tasks.parquet" in out
-    # the plan's storage forecast: one line; nothing is built yet (7 runs x 4 segments)
+    # the plan's storage forecast: one line; nothing is built yet (7 runs x 2 segments)
     (line,) = [x for x in proc.stderr.splitlines() if x.startswith("storage forecast:")]
-    assert "28 segment checkpoint(s)" in line and line.endswith(": fits")
+    assert "14 segment checkpoint(s)" in line and line.endswith(": fits")
 
 
 def test_a_plan_that_does_not_fit_the_free_space_stops_before_any_job(workdir):
@@ -129,8 +130,11 @@ def test_the_replay_check_reads_every_segment_of_every_run(workdir):
     out = proc.stdout + proc.stderr
     block = out.split("rule replay:", 1)[1].split("output:", 1)[0]
     runs = ["O-s42", "O-s314159", "B-s42", "B-s314159", "M-s42", "M-s314159", "E-s42"]
+    training = yaml.safe_load((Path(REPO) / "config" / "config.yaml").read_text())["training"]
+    k, end = training["segment_steps"], training["endpoint_step"]
+    assert end > k  # the plan has segments before the endpoint
     for run in runs:
-        for step in (2, 4):
+        for step in range(k, end + 1, k):
             assert f"runs/{run}/step_{step}" in block
     assert "data/frozen/minibugs/tasks.parquet" in block
 
