@@ -79,13 +79,22 @@ class PhaseTimer:
 
 
 class TimedGenerator:
+    """Times the wrapped generator's calls. It passes on what the rollout loop asks of a
+    generator (``keeps_prefixes``, ``release``, the ``keys``), so the episodes encode only each
+    turn's new tokens, as in the evaluation job; without them every turn re-encoded the whole
+    conversation and the benchmark measured a slower generation than the job's."""
+
     def __init__(self, inner) -> None:
         self.inner, self.seconds, self.calls = inner, 0.0, 0
+        self.keeps_prefixes = bool(getattr(inner, "keeps_prefixes", False))
 
-    def generate(self, *args):
+    def release(self) -> None:
+        self.inner.release()
+
+    def generate(self, *args, **kwargs):
         start = time.perf_counter()
         try:
-            return self.inner.generate(*args)
+            return self.inner.generate(*args, **kwargs)
         finally:
             self.seconds += time.perf_counter() - start
             self.calls += 1
