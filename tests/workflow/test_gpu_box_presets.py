@@ -64,7 +64,21 @@ def test_generating_and_training_rules_request_one_gpu(dry_run):
             continue
         gpus = int(re.search(r"\bgpu=(\d+)", resources).group(1))
         assert gpus == (1 if rule in GPU_RULES else 0), (rule, resources)
-    assert sum(rule == "train_segment" for rule, _ in jobs) == 28  # 7 runs x 4 segments
+    training = _layered()["training"]
+    runs = sum(len(seeds) for seeds in training["plan"].values())
+    segments = training["endpoint_step"] // training["segment_steps"]
+    assert runs * segments > runs  # every run has segments before its endpoint
+    assert sum(rule == "train_segment" for rule, _ in jobs) == runs * segments
+
+
+def _layered() -> dict:
+    """config/config.yaml with the presets layered over it, as the dry run reads them."""
+    import yaml
+
+    cfg = yaml.safe_load(Path(REPO, "config/config.yaml").read_text())
+    for preset in PRESETS:
+        cfg = _merge(cfg, yaml.safe_load(Path(REPO, preset).read_text()))
+    return cfg
 
 
 def _merge(a: dict, b: dict) -> dict:
@@ -81,9 +95,7 @@ def test_presets_layer_into_a_valid_config_with_the_larger_policy():
     from editcredit.policy.generator_factory import GenerationSettings
 
     base = yaml.safe_load(Path(REPO, "config/config.yaml").read_text())
-    cfg = base
-    for preset in PRESETS:
-        cfg = _merge(cfg, yaml.safe_load(Path(REPO, preset).read_text()))
+    cfg = _layered()
     validate_config(cfg, source="+".join(PRESETS))
     settings = GenerationSettings.from_config(cfg["generation"])
     assert (settings.backend, settings.fast.compile) == ("fast", False)
