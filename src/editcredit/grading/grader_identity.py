@@ -27,7 +27,7 @@ from typing import Any
 
 from editcredit.audit.hashing import sha256_file
 from editcredit.audit.provenance import directory_digest
-from editcredit.sandbox.report_store import ReportStore
+from editcredit.sandbox import report_store
 from editcredit.sandbox.runtime import image_runtime, local_runtime
 
 PACKAGE = Path(__file__).resolve().parents[1]
@@ -116,12 +116,10 @@ def grader_changes(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> lis
 
 def study_report_store(
     sandbox_cfg: Mapping[str, Any], grader: Mapping[str, Any] | None = None
-) -> ReportStore | None:
+) -> report_store.ReportStore | None:
     """The study's report store (config ``sandbox.report_store``) for this grader, or None where
     the config names none; the grader's identity (``grader``, else looked up) is asked for only
-    when there is a store."""
-    from editcredit.sandbox import report_store
-
+    when there is a store (opened through the module, where the tests turn it off)."""
     if not sandbox_cfg.get("report_store"):
         return None
     identity = grader if grader is not None else grader_identity(sandbox_cfg)
