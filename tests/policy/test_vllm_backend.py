@@ -286,7 +286,7 @@ def test_settings_come_from_config_and_unknown_keys_are_named():
 def test_config_yaml_generation_block_matches_the_settings():
     cfg = yaml.safe_load(Path(REPO, "config/config.yaml").read_text())["generation"]
     settings = GenerationSettings.from_config(cfg)
-    assert settings.backend == "transformers"
+    assert settings.backend == "static"
     assert settings.vllm == VLLMSettings()  # the embedded default spells out the defaults
     schema = yaml.safe_load(Path(REPO, "config/schema.yaml").read_text())
     props = schema["properties"]["generation"]["properties"]["vllm"]["properties"]

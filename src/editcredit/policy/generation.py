@@ -54,6 +54,32 @@ class KeptRow:
         return n if n < len(prompt) and tuple(prompt[:n]) == self.tokens else 0
 
 
+def kept_rows(
+    kept: dict[Hashable, KeptRow], keys: Sequence[Hashable] | None, prompts: list[list[int]]
+) -> tuple[list[KeptRow | None], list[int]]:
+    """Each prompt's kept row (None without one) and how many of its tokens that row stands
+    for (0: encoded afresh)."""
+    rows = [kept.get(k) for k in keys] if keys is not None else [None] * len(prompts)
+    return rows, [row.reusable_for(p) if row else 0 for row, p in zip(rows, prompts, strict=True)]
+
+
+def draw(
+    logits: torch.Tensor,
+    temperature: float,
+    gen: torch.Generator,
+    done: torch.Tensor,
+    stops: torch.Tensor,
+    pad_id: int,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """One sampling step over [B, V] logits: each row's sample (the pad id once its row is
+    done), its log-prob under logits / temperature, and which rows are done after it."""
+    logp = torch.log_softmax(logits.float() / temperature, dim=-1)
+    sample = torch.multinomial(logp.exp(), 1, generator=gen).squeeze(-1)
+    sample = torch.where(done, torch.full_like(sample, pad_id), sample)
+    done = done | (sample[:, None] == stops[None, :]).any(-1)
+    return sample, logp.gather(-1, sample[:, None]).squeeze(-1), done
+
+
 def stop_tuple(stop_ids: int | Sequence[int]) -> tuple[int, ...]:
     """The ids that end a turn (the chat template's end-of-turn token and the eos), as a tuple."""
     stops = (int(stop_ids),) if isinstance(stop_ids, int) else tuple(int(i) for i in stop_ids)
@@ -119,8 +145,7 @@ class TransformersGenerator:
         device = self.device
         gen = torch.Generator(device=device)
         gen.manual_seed(seed)
-        kept = [self._kept.get(k) for k in keys] if keys is not None else [None] * len(prompts)
-        reused = [row.reusable_for(p) if row else 0 for row, p in zip(kept, prompts, strict=True)]
+        kept, reused = kept_rows(self._kept, keys, prompts)
         self.release()
         was_training = self.model.training
         self.model.eval()
@@ -135,12 +160,9 @@ class TransformersGenerator:
         tokens: list[torch.Tensor] = []
         logps: list[torch.Tensor] = []
         for _ in range(max_new_tokens):
-            logp = torch.log_softmax(logits.float() / temperature, dim=-1)
-            sample = torch.multinomial(logp.exp(), 1, generator=gen).squeeze(-1)
-            sample = torch.where(done, torch.full_like(sample, self.pad_id), sample)
+            sample, logp, done = draw(logits, temperature, gen, done, stops, self.pad_id)
             tokens.append(sample)
-            logps.append(logp.gather(-1, sample[:, None]).squeeze(-1))
-            done = done | (sample[:, None] == stops[None, :]).any(-1)
+            logps.append(logp)
             if bool(done.all()):
                 break
             mask = torch.cat([mask, (~done).long()[:, None] | 1], dim=-1)

@@ -1,6 +1,7 @@
-"""Pick the generation backend by config (``generation.backend``): transformers or vLLM.
+"""Pick the generation backend by config (``generation.backend``): transformers, static, fast
+or vLLM.
 
-Both sit behind the one generation interface (``editcredit.policy.generation.Generator``).
+All sit behind the one generation interface (``editcredit.policy.generation.Generator``).
 ``make_generator`` builds one for an HF model directory (or wraps a transformers model already
 loaded, e.g. a rollout worker's policy copy); ``load_generator`` also loads the tokenizer and its
 chat ids, which is what the probe, the evaluation and the rollout workers start from.
@@ -19,7 +20,7 @@ from editcredit.policy.chat import ChatTemplate
 from editcredit.policy.generation import Generator, TransformersGenerator
 from editcredit.policy.vllm_backend import VLLMGenerator, VLLMSettings
 
-BACKENDS = ("transformers", "fast", "vllm")
+BACKENDS = ("transformers", "static", "fast", "vllm")
 
 
 @dataclass(frozen=True)
@@ -47,8 +48,10 @@ class GenerationSettings:
     """The config block ``generation``."""
 
     backend: str = "transformers"
-    """'transformers' (CPU or GPU, the default), 'fast' (transformers weights, static KV cache and
-    a CUDA graph per token on GPU; Qwen2/Llama) or 'vllm' (GPU, for scale)."""
+    """'transformers' (CPU or GPU, any causal LM), 'static' (CPU or GPU, Qwen2/Llama: the same
+    sampler, each distinct prompt encoded alone and every row decoded over a static KV cache),
+    'fast' (transformers weights, static KV cache and a CUDA graph per token on GPU;
+    Qwen2/Llama) or 'vllm' (GPU, for scale)."""
     fast: FastSettings = field(default_factory=FastSettings)
     """Settings of the fast backend."""
     vllm: VLLMSettings = field(default_factory=VLLMSettings)
@@ -94,16 +97,23 @@ def make_generator(
 ) -> Generator:
     """A generator of ``backend`` for the weights of ``model_dir``.
 
-    transformers: wraps ``model`` when given (it must already be on ``device``), else loads
-    ``model_dir``. vllm: builds an engine from ``model_dir`` on the job's visible GPU(s); it
-    needs a CUDA device (request a GPU for the rule: ``training.gpu``, ``evaluation.gpu`` or
-    ``models.<name>.gpu``). Push later weights with ``VLLMGenerator.load_weights``.
+    transformers, static and fast: wrap ``model`` when given (it must already be on ``device``),
+    else load ``model_dir``. vllm: builds an engine from ``model_dir`` on the job's visible
+    GPU(s); it needs a CUDA device (request a GPU for the rule: ``training.gpu``,
+    ``evaluation.gpu`` or ``models.<name>.gpu``). Push later weights with
+    ``VLLMGenerator.load_weights``.
     """
     device = torch.device(device)
     if backend == "transformers":
         if model is None:
             model = load_hf_model(model_dir, device)
         return TransformersGenerator(model, stop_ids, pad_id)
+    if backend == "static":
+        from editcredit.policy.static_generation import StaticCacheGenerator
+
+        if model is None:
+            model = load_hf_model(model_dir, device)
+        return StaticCacheGenerator(model, stop_ids, pad_id)
     if backend == "fast":
         from editcredit.policy.fast_decode import FastGenerator
 
