@@ -114,3 +114,46 @@ def update_sequences(masks, vocab: int = 50, seed: int = 0, logprob_scale: float
             )
         )
     return out
+
+
+#: the turn policies of the generation tests: ids below 2 are pad and a stop, and a quarter of
+#: the vocabulary ends a turn, so rows stop after different numbers of tokens
+TURN_VOCAB = 64
+TURN_PAD = 0
+TURN_STOPS = tuple(range(1, TURN_VOCAB, 4))
+
+
+def turn_policy(seed: int, num_heads: int = 2, num_kv_heads: int = 1):
+    """A random policy of the project's own architecture (``policy.model``) over TURN_VOCAB ids."""
+    from editcredit.policy.model import new_model, tiny_config
+
+    arch = {
+        "hidden_size": 32,
+        "intermediate_size": 64,
+        "num_layers": 2,
+        "num_heads": num_heads,
+        "num_kv_heads": num_kv_heads,
+        "max_positions": 256,
+    }
+    return new_model(tiny_config(TURN_VOCAB, arch, TURN_PAD, None, TURN_STOPS[0]), seed).eval()
+
+
+def turn_prompts(lengths, offset: int = 0, stride: int = 7) -> list[list[int]]:
+    """Deterministic prompts of the given lengths over the ids that are neither pad nor stop."""
+    span = TURN_VOCAB - 2
+    return [[2 + (stride * k + 3 * n + offset) % span for k in range(n)] for n in lengths]
+
+
+def next_turn(prompts, outputs, observations) -> list[list[int]]:
+    """Each prompt extended by its sampled reply and an observation, as the rollout loop does."""
+    return [p + o.token_ids + obs for p, o, obs in zip(prompts, outputs, observations, strict=True)]
+
+
+def assert_same_samples(a, b) -> None:
+    """Two generations sampled the same ids, ended the same way, with the same log-probs."""
+    import pytest
+
+    assert [o.token_ids for o in a] == [o.token_ids for o in b]
+    assert [o.finished for o in a] == [o.finished for o in b]
+    for x, y in zip(a, b, strict=True):
+        assert x.logprobs == pytest.approx(y.logprobs, abs=1e-4)

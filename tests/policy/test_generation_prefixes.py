@@ -5,31 +5,20 @@ from __future__ import annotations
 
 import pytest
 import torch
+from policyfactory import TURN_PAD as PAD
+from policyfactory import TURN_STOPS as STOPS
+from policyfactory import assert_same_samples, next_turn, turn_policy, turn_prompts
 
 from editcredit.policy.generation import TransformersGenerator
-from editcredit.policy.model import new_model, tiny_config
-
-VOCAB = 64
-ARCH = {
-    "hidden_size": 32,
-    "intermediate_size": 64,
-    "num_layers": 2,
-    "num_heads": 2,
-    "num_kv_heads": 1,
-    "max_positions": 256,
-}
-PAD = 0
-#: a quarter of the vocabulary ends a turn, so rows stop after different numbers of tokens
-STOPS = tuple(range(1, VOCAB, 4))
 
 
 @pytest.fixture(scope="module")
 def model():
-    return new_model(tiny_config(VOCAB, ARCH, PAD, None, STOPS[0]), seed=1).eval()
+    return turn_policy(seed=1)
 
 
 def prompts_of(lengths, offset=0):
-    return [[2 + (7 * k + 3 * n + offset) % (VOCAB - 2) for k in range(n)] for n in lengths]
+    return turn_prompts(lengths, offset)
 
 
 class FirstWidth:
@@ -45,17 +34,6 @@ class FirstWidth:
             return forward(cache, **kwargs)
 
         gen._forward = recorded
-
-
-def next_turn(prompts, outputs, observations):
-    return [p + o.token_ids + obs for p, o, obs in zip(prompts, outputs, observations, strict=True)]
-
-
-def assert_same_samples(a, b):
-    assert [o.token_ids for o in a] == [o.token_ids for o in b]
-    assert [o.finished for o in a] == [o.finished for o in b]
-    for x, y in zip(a, b, strict=True):
-        assert x.logprobs == pytest.approx(y.logprobs, abs=1e-4)
 
 
 @pytest.mark.parametrize("lengths", [[5, 9, 14], [12], [3, 3, 20, 7]])

@@ -6,44 +6,22 @@ from __future__ import annotations
 
 import pytest
 import torch
+from policyfactory import TURN_PAD as PAD
+from policyfactory import TURN_STOPS as STOPS
+from policyfactory import assert_same_samples, next_turn, turn_policy, turn_prompts
 
 from editcredit.policy.generation import TransformersGenerator
 from editcredit.policy.generator_factory import make_generator
-from editcredit.policy.model import new_model, tiny_config
 from editcredit.policy.static_generation import StaticCacheGenerator
-
-VOCAB = 64
-ARCH = {
-    "hidden_size": 32,
-    "intermediate_size": 64,
-    "num_layers": 2,
-    "num_heads": 4,
-    "num_kv_heads": 2,
-    "max_positions": 256,
-}
-PAD = 0
-#: a quarter of the vocabulary ends a turn, so rows stop after different numbers of tokens
-STOPS = tuple(range(1, VOCAB, 4))
 
 
 @pytest.fixture(scope="module")
 def model():
-    return new_model(tiny_config(VOCAB, ARCH, PAD, None, STOPS[0]), seed=3).eval()
+    return turn_policy(seed=3, num_heads=4, num_kv_heads=2)
 
 
 def prompts_of(lengths, offset=0):
-    return [[2 + (5 * k + 3 * n + offset) % (VOCAB - 2) for k in range(n)] for n in lengths]
-
-
-def next_turn(prompts, outputs, observations):
-    return [p + o.token_ids + obs for p, o, obs in zip(prompts, outputs, observations, strict=True)]
-
-
-def assert_same_samples(a, b):
-    assert [o.token_ids for o in a] == [o.token_ids for o in b]
-    assert [o.finished for o in a] == [o.finished for o in b]
-    for x, y in zip(a, b, strict=True):
-        assert x.logprobs == pytest.approx(y.logprobs, abs=1e-4)
+    return turn_prompts(lengths, offset, stride=5)
 
 
 @pytest.mark.parametrize(
@@ -117,7 +95,7 @@ def test_a_call_keeps_only_its_own_rows_and_release_drops_them(model):
 
 
 def test_updated_weights_are_decoded_with_their_new_values():
-    model = new_model(tiny_config(VOCAB, ARCH, PAD, None, STOPS[0]), seed=3).eval()
+    model = turn_policy(seed=3, num_heads=4, num_kv_heads=2)
     static = StaticCacheGenerator(model, STOPS, PAD)
     prompts = prompts_of([6, 8])
     static.generate(prompts, 6, 1.0, seed=1)

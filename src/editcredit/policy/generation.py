@@ -54,6 +54,17 @@ class KeptRow:
         return n if n < len(prompt) and tuple(prompt[:n]) == self.tokens else 0
 
 
+def refuse_bad_request(
+    prompts: list[list[int]], temperature: float, keys: Sequence[Hashable] | None
+) -> None:
+    """A ValueError for a call no generator can answer: keys that are not one per prompt, or
+    prompts to sample at a temperature that is not positive."""
+    if keys is not None and len(keys) != len(prompts):
+        raise ValueError(f"{len(keys)} keys for {len(prompts)} prompts")
+    if prompts and temperature <= 0:
+        raise ValueError("temperature must be > 0 (sampling with recorded log-probs)")
+
+
 def kept_rows(
     kept: dict[Hashable, KeptRow], keys: Sequence[Hashable] | None, prompts: list[list[int]]
 ) -> tuple[list[KeptRow | None], list[int]]:
@@ -135,13 +146,10 @@ class TransformersGenerator:
         """Sample a reply to each prompt. With ``keys`` (one per prompt), a row whose key the
         previous call kept, and whose prompt extends the tokens kept, encodes only its new
         tokens; afterwards exactly this call's rows are kept."""
-        if keys is not None and len(keys) != len(prompts):
-            raise ValueError(f"{len(keys)} keys for {len(prompts)} prompts")
+        refuse_bad_request(prompts, temperature, keys)
         if not prompts:
             self.release()
             return []
-        if temperature <= 0:
-            raise ValueError("temperature must be > 0 (sampling with recorded log-probs)")
         device = self.device
         gen = torch.Generator(device=device)
         gen.manual_seed(seed)

@@ -29,6 +29,7 @@ from editcredit.policy.generation import (
     collect_outputs,
     draw,
     kept_rows,
+    refuse_bad_request,
     stop_tuple,
 )
 
@@ -71,13 +72,10 @@ class StaticCacheGenerator:
     ) -> list[GenerationOutput]:
         """Sample a reply to each prompt; with ``keys``, as ``TransformersGenerator.generate``.
         Decodes in the model's own dtype (an enclosing autocast is switched off)."""
-        if keys is not None and len(keys) != len(prompts):
-            raise ValueError(f"{len(keys)} keys for {len(prompts)} prompts")
+        refuse_bad_request(prompts, temperature, keys)
         if not prompts:
             self.release()
             return []
-        if temperature <= 0:
-            raise ValueError("temperature must be > 0 (sampling with recorded log-probs)")
         device = self.device
         with torch.no_grad(), torch.autocast(device.type, enabled=False):
             return self._generate(prompts, max_new_tokens, temperature, seed, keys, device)
