@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 from multiprocessing.connection import Connection, wait
 from typing import Any, Protocol
 
@@ -64,6 +65,27 @@ def _serve(conn: Connection, worker_kwargs: dict[str, Any]) -> None:
             conn.send(("error", f"{type(exc).__name__}: {exc}"))
 
 
+def start_spawned(target: Any, args: tuple) -> multiprocessing.process.BaseProcess:
+    """Start ``target(*args)`` in a spawned process without running the caller's main script
+    in it again.
+
+    A spawned child imports the parent's ``__main__`` from its file, which runs a script's
+    top-level code a second time: a Snakemake ``script:`` (no ``__main__`` guard, the rule's
+    work at top level) would start its job again in every worker, and the worker dies in its
+    bootstrap. ``target`` is importable by name, so the child needs nothing of the main module;
+    its file is hidden from ``multiprocessing`` while the child starts. Not a daemon: the
+    target may start processes of its own (sandboxes)."""
+    main = sys.modules["__main__"]
+    path = main.__dict__.pop("__file__", None)
+    try:
+        proc = multiprocessing.get_context("spawn").Process(target=target, args=args)
+        proc.start()
+    finally:
+        if path is not None:
+            main.__file__ = path
+    return proc
+
+
 class ProcessWorkers:
     """``n`` local worker processes (spawned, no Ray): groups go to whichever worker is free."""
 
@@ -73,9 +95,7 @@ class ProcessWorkers:
         self.procs = []
         for _ in range(n):
             parent, child = context.Pipe()
-            # not a daemon: its worker may start processes of its own (sandboxes)
-            proc = context.Process(target=_serve, args=(child, worker_kwargs))
-            proc.start()
+            proc = start_spawned(_serve, (child, worker_kwargs))
             child.close()
             self.conns.append(parent)
             self.procs.append(proc)
