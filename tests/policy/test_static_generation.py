@@ -56,6 +56,19 @@ def test_without_keys_nothing_is_kept_and_the_samples_match(model):
     assert static._kept == {}
 
 
+def test_a_reused_cache_buffer_with_stale_values_decodes_as_fresh_zeros(model):
+    prompts = prompts_of([6, 13, 4, 9])
+    fresh = StaticCacheGenerator(model, STOPS, PAD).generate(prompts, 12, 1.0, seed=4)
+    reused = StaticCacheGenerator(model, STOPS, PAD)
+    reused.generate(prompts_of([30, 2]), 12, 1.0, seed=1)  # a larger call first: the buffer
+    memory = reused._memory
+    memory.copy_(torch.randn(memory.shape, generator=torch.Generator().manual_seed(0)) * 1e3)
+    ours = reused.generate(prompts, 12, 1.0, seed=4)
+    assert reused._memory is memory  # the same buffer, its stale values under the new rows
+    assert [o.token_ids for o in ours] == [o.token_ids for o in fresh]
+    assert [o.logprobs for o in ours] == [o.logprobs for o in fresh]
+
+
 def test_a_row_that_does_not_extend_its_kept_tokens_is_encoded_afresh(model):
     static = StaticCacheGenerator(model, STOPS, PAD)
     prompts = prompts_of([6, 10])

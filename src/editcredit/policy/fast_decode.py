@@ -88,7 +88,13 @@ class Qwen2Decoder:
         batch: int,
         max_len: int,
         fused: FusedWeights | None = None,
+        memory: torch.Tensor | None = None,
     ) -> None:
+        """``memory``: a flat tensor of the model's dtype and device, at least
+        :meth:`cache_elements` long, whose values are finite, to hold the cache instead of
+        fresh zeros (a caller decoding call after call reuses it). Columns a row may not
+        attend to then hold stale finite values: their attention weights are exactly 0, so
+        every output is the zero cache's."""
         cfg = model.config
         if getattr(cfg, "model_type", "") not in ("qwen2", "llama"):
             raise ValueError(f"fast decode supports qwen2/llama configs, not {cfg.model_type!r}")
@@ -102,8 +108,18 @@ class Qwen2Decoder:
         p = next(model.parameters())
         self.device, self.dtype = p.device, p.dtype
         shape = (len(self.inner.layers), batch, self.n_kv, max_len, self.head_dim)
-        self.k_cache = torch.zeros(shape, device=self.device, dtype=self.dtype)
-        self.v_cache = torch.zeros(shape, device=self.device, dtype=self.dtype)
+        if memory is None:
+            self.k_cache = torch.zeros(shape, device=self.device, dtype=self.dtype)
+            self.v_cache = torch.zeros(shape, device=self.device, dtype=self.dtype)
+        else:
+            n = math.prod(shape)
+            if memory.numel() < 2 * n or memory.dtype != self.dtype:
+                raise ValueError(
+                    f"decoder memory holds {memory.numel()} {memory.dtype} elements; the cache "
+                    f"needs {2 * n} {self.dtype}"
+                )
+            self.k_cache = memory[:n].view(shape)
+            self.v_cache = memory[n : 2 * n].view(shape)
         rotary = self.inner.rotary_emb
         positions = torch.arange(max_len, device=self.device, dtype=torch.float32)
         freqs = torch.outer(positions, rotary.inv_freq.to(self.device, torch.float32))
@@ -115,6 +131,14 @@ class Qwen2Decoder:
         self.fused = fused if fused is not None else FusedWeights(model)
         self.qkv_w, self.qkv_b = self.fused.qkv_w, self.fused.qkv_b
         self.gate_up_w = self.fused.gate_up_w
+
+    @staticmethod
+    def cache_elements(model: torch.nn.Module, batch: int, max_len: int) -> int:
+        """Elements of the keys and values of ``batch`` rows of ``max_len`` columns."""
+        cfg = model.config
+        head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+        per = cfg.num_hidden_layers * batch * cfg.num_key_value_heads * max_len * head_dim
+        return 2 * per
 
     def refresh_weights(self) -> None:
         self.fused.refresh()

@@ -53,6 +53,7 @@ class StaticCacheGenerator:
         self.pad_id = pad_id
         self._fused: FusedWeights | None = None
         self._kept: dict[Hashable, KeptRow] = {}
+        self._memory: torch.Tensor | None = None  # the batch cache's, reused call after call
 
     def release(self) -> None:
         """Drop every row kept by earlier calls."""
@@ -96,7 +97,13 @@ class StaticCacheGenerator:
         self.release()
         fused = self._fused_weights()
         width = max(len(p) for p in prompts)
-        decoder = Qwen2Decoder(self.model, len(prompts), width + max_new_tokens, fused)
+        decoder = Qwen2Decoder(
+            self.model,
+            len(prompts),
+            width + max_new_tokens,
+            fused,
+            memory=self._cache_memory(len(prompts), width + max_new_tokens, device),
+        )
         logits, valid = self._prefill(decoder, fused, prompts, kept, reused, width)
         positions = torch.tensor([[len(p)] for p in prompts], device=device)
         done = torch.zeros(len(prompts), dtype=torch.bool, device=device)
@@ -121,6 +128,18 @@ class StaticCacheGenerator:
         if keys is not None:
             self._keep(decoder, keys, prompts, outputs, width, read=column - width)
         return outputs
+
+    def _cache_memory(self, batch: int, max_len: int, device: torch.device) -> torch.Tensor:
+        """A flat buffer for ``batch`` rows of ``max_len`` columns: the last call's when it is
+        large enough (its stale values are finite), else a larger one of zeros (allocating
+        and zeroing a fresh cache at every call cost as much as decoding in it)."""
+        need = Qwen2Decoder.cache_elements(self.model, batch, max_len)
+        dtype = next(self.model.parameters()).dtype
+        memory = self._memory
+        if memory is None or memory.numel() < need or memory.dtype != dtype:
+            memory = torch.zeros(need + need // 2, dtype=dtype, device=device)  # room to grow
+            self._memory = memory
+        return memory
 
     def _prefill(self, decoder, fused, prompts, kept, reused, width):
         """Encode each distinct prompt alone (after its kept keys and values) and place it
