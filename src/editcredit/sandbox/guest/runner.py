@@ -54,6 +54,7 @@ def _pytest():
 
 POLL_S = 0.002
 SELECT_S = 0.02
+EOF_WAIT_S = 0.0005  # the first wait for a child whose records have ended
 PYTEST_FLAGS = [
     "-q",
     "-p",
@@ -198,11 +199,14 @@ def run_session(
     os.close(write_fd)
     os.set_blocking(read_fd, False)
     s, buf, current = Session(), b"", None
-    eof = False
+    eof, eof_wait = False, EOF_WAIT_S
     cpu_mark: "tuple[int, float | None] | None" = None  # the running item, CPU seconds at its start
     while True:
         if eof:
-            time.sleep(SELECT_S)
+            # the pipe closed: the child is ending (or runs on without it). Look again soon,
+            # then less often; a fixed SELECT_S here once added ~20 ms to every grading.
+            time.sleep(eof_wait)
+            eof_wait = min(2 * eof_wait, SELECT_S)
         elif select.select([read_fd], [], [], SELECT_S)[0]:
             try:
                 chunk = os.read(read_fd, 1 << 16)
