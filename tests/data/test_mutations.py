@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import io
 import random
 import textwrap
@@ -15,6 +16,7 @@ from editcredit.data.mutations import (
     Mutation,
     apply_mutation,
     enumerate_mutations,
+    replaced_span,
     sample_mutations,
     top_level_functions,
 )
@@ -176,6 +178,22 @@ def test_bytes_outside_span_unchanged(source: str) -> None:
         assert out.encode().startswith(source[:start].encode())
         assert out.encode().endswith(source[end:].encode())
         assert _comments(out) == _comments(source)
+
+
+def test_an_enumerated_mutation_spliced_unchecked_is_the_applied_one() -> None:
+    # replaced_span skips apply_mutation's parse for mutations enumerated in the same source
+    for source in (SEED, SEED.replace("\n", "\r\n")):
+        mutations = enumerate_mutations(source, "clamp")
+        assert mutations
+        for m in mutations:
+            assert replaced_span(source, m) == apply_mutation(source, m)
+    wrong = replace_before(enumerate_mutations(SEED, "clamp")[0], "not there")
+    with pytest.raises(ValueError, match="does not hold"):
+        replaced_span(SEED, wrong)
+
+
+def replace_before(m: Mutation, before: str) -> Mutation:
+    return dataclasses.replace(m, before=before)
 
 
 def test_every_mutation_parses_and_changes_the_ast() -> None:

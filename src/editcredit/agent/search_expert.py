@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from editcredit.agent.actions import format_action
 from editcredit.agent.experts import _edit
 from editcredit.agent.protocol import Environment
-from editcredit.data.mutations import apply_mutation, enumerate_mutations
+from editcredit.data.mutations import enumerate_mutations, replaced_span
 from editcredit.data.task import Task
 
 #: The kind of the ``not (x)`` -> ``(x)`` reversal (drop_unary writes the same line; a line
@@ -102,7 +102,8 @@ def _reversal_candidates(
     for m in enumerate_mutations(source, function):
         if kinds.get(m.operator, 0.0) <= 0 or m.lineno != m.end_lineno:
             continue
-        new = apply_mutation(source, m).split("\n")
+        # enumerate_mutations parsed this very text, so it is not parsed again
+        new = replaced_span(source, m).split("\n")
         if len(new) != len(lines):
             continue
         keep(Reversal(m.operator, path, m.lineno, lines[m.lineno - 1], new[m.lineno - 1]))

@@ -374,17 +374,27 @@ def _pad(text: str, start: int, end: int, after: str) -> str:
     return after
 
 
+def replaced_span(source: str, m: Mutation) -> str:
+    """``source`` with the span of ``m`` replaced by ``m.after``, unchecked beyond the span:
+    for a mutation :func:`enumerate_mutations` found in this very source, whose result it has
+    already parsed (:func:`apply_mutation` checks any other).
+
+    Raises ValueError if the span is not in the source or its text differs from ``m.before``.
+    """
+    src = _Source(source)
+    start, end = src.offset(m.lineno, m.col), src.offset(m.end_lineno, m.end_col)
+    if start > end or source[start:end] != m.before:
+        raise ValueError(f"span of {m.mutation_id()} does not hold {m.before!r}")
+    return source[:start] + m.after + source[end:]
+
+
 def apply_mutation(source: str, m: Mutation) -> str:
     """Return ``source`` with the span of ``m`` replaced by ``m.after``; nothing else changes.
 
     Raises ValueError if the span is not in the source or its text differs from ``m.before``,
     or if the result equals the source or does not parse.
     """
-    src = _Source(source)
-    start, end = src.offset(m.lineno, m.col), src.offset(m.end_lineno, m.end_col)
-    if start > end or source[start:end] != m.before:
-        raise ValueError(f"span of {m.mutation_id()} does not hold {m.before!r}")
-    out = source[:start] + m.after + source[end:]
+    out = replaced_span(source, m)
     if out == source:
         raise ValueError(f"{m.mutation_id()} leaves the source unchanged")
     try:
