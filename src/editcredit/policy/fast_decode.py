@@ -103,11 +103,11 @@ class Qwen2Decoder:
         self.batch, self.max_len = batch, max_len
         self.n_heads = cfg.num_attention_heads
         self.n_kv = cfg.num_key_value_heads
-        self.head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // self.n_heads
+        shape = self.cache_shape(model, batch, max_len)
+        self.head_dim = shape[-1]
         self.eps = cfg.rms_norm_eps
         p = next(model.parameters())
         self.device, self.dtype = p.device, p.dtype
-        shape = (len(self.inner.layers), batch, self.n_kv, max_len, self.head_dim)
         if memory is None:
             self.k_cache = torch.zeros(shape, device=self.device, dtype=self.dtype)
             self.v_cache = torch.zeros(shape, device=self.device, dtype=self.dtype)
@@ -133,12 +133,16 @@ class Qwen2Decoder:
         self.gate_up_w = self.fused.gate_up_w
 
     @staticmethod
-    def cache_elements(model: torch.nn.Module, batch: int, max_len: int) -> int:
-        """Elements of the keys and values of ``batch`` rows of ``max_len`` columns."""
+    def cache_shape(model: torch.nn.Module, batch: int, max_len: int) -> tuple[int, ...]:
+        """The shape of the keys (and of the values): layers, rows, kv heads, columns, head."""
         cfg = model.config
         head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
-        per = cfg.num_hidden_layers * batch * cfg.num_key_value_heads * max_len * head_dim
-        return 2 * per
+        return (len(model.model.layers), batch, cfg.num_key_value_heads, max_len, head_dim)
+
+    @classmethod
+    def cache_elements(cls, model: torch.nn.Module, batch: int, max_len: int) -> int:
+        """Elements of the keys and values of ``batch`` rows of ``max_len`` columns."""
+        return 2 * math.prod(cls.cache_shape(model, batch, max_len))
 
     def refresh_weights(self) -> None:
         self.fused.refresh()

@@ -204,7 +204,8 @@ def run_session(
     while True:
         if eof:
             # the pipe closed: the child is ending (or runs on without it). Look again soon,
-            # then less often; a fixed SELECT_S here once added ~20 ms to every grading.
+            # then less often; a fixed SELECT_S here added up to 20 ms to a grading whose
+            # child had not exited at the first look (on a loaded machine).
             time.sleep(eof_wait)
             eof_wait = min(2 * eof_wait, SELECT_S)
         elif select.select([read_fd], [], [], SELECT_S)[0]:
