@@ -220,6 +220,7 @@ class Sft(Section):
     end_of_turn_loss_weight: float | None = None
     copy_steps: int | None = None
     copy_rows: int | None = None
+    ema_decay: float | None = None
 
 
 @dataclass(frozen=True)

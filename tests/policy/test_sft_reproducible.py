@@ -96,3 +96,43 @@ def test_identity_receipt_holds_no_wall_clock_figures(tmp_path):
     _build(tmp_path / "a")
     _build(tmp_path / "b")
     assert (tmp_path / "a" / "identity.json").read_text().count("seconds") == 0
+
+
+def test_weight_average_follows_the_decay_of_each_step():
+    from editcredit.policy.sft import WeightAverage
+
+    model = torch.nn.Linear(1, 1, bias=False)
+    with torch.no_grad():
+        model.weight.fill_(0.0)
+    average = WeightAverage(model, decay=0.5)
+    for value, expected in [(4.0, 2.0), (4.0, 3.0), (0.0, 1.5)]:
+        with torch.no_grad():
+            model.weight.fill_(value)
+        average.update(model)
+        assert average.shadow[0].item() == pytest.approx(expected)
+    average.copy_to(model)
+    assert model.weight.item() == pytest.approx(1.5)
+
+
+def test_weight_averaging_changes_the_model_and_zero_keeps_the_last_weights(tmp_path):
+    def digest(cfg, name):
+        fit_base_model(CORPUS, [[]] * len(CORPUS), cfg, tmp_path / name, torch.device("cpu"), 1)
+        return hashlib.sha256((tmp_path / name / "model.safetensors").read_bytes()).hexdigest()
+
+    plain = digest(CFG, "plain")
+    zero = digest({**CFG, "sft": {**CFG["sft"], "ema_decay": 0.0}}, "zero")
+    averaged = digest({**CFG, "sft": {**CFG["sft"], "ema_decay": 0.9}}, "averaged")
+    assert zero == plain
+    assert averaged != plain
+
+
+def test_a_decay_outside_zero_to_one_is_refused():
+    with pytest.raises(ValueError, match="ema_decay"):
+        fit_base_model(
+            CORPUS,
+            [[]] * len(CORPUS),
+            {**CFG, "sft": {**CFG["sft"], "ema_decay": 1.0}},
+            Path("/nonexistent/never-written"),
+            torch.device("cpu"),
+            1,
+        )
