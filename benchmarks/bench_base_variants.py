@@ -11,7 +11,7 @@ architecture, tokenizer, renames) share it. Needs the frozen suite and its contr
         --variant default \\
         --variant "obs0 models.tiny.sft.observation_loss_weight=0.0" \\
         [--set sandbox.backend=local ...] [--jobs 2] [--train-tasks 40] [--samples 2]
-        [--dev-samples 4] [--gpus 0]
+        [--dev-samples 4] [--gpus 0] [--fit-only]
 
 ``--variant "NAME KEY=VALUE ..."`` names a variant and its config overrides; ``--set`` applies to
 every variant and to the corpus. Writes benchmarks/out/base_variants/<NAME>.json (fit record and
@@ -135,9 +135,11 @@ def run_variant(name: str, config: dict, corpus: dict, out: Path, args) -> dict:
         episodes, corpus["names"], config["models"]["tiny"], model_dir, device, corpus["tasks"]
     )
     fit["seconds"] = round(time.monotonic() - start, 1)
-    figures = train_dev_figures(
-        str(model_dir), config, args.train_tasks, args.samples, args.dev_samples, args.threads
-    )
+    figures = {}
+    if not args.fit_only:
+        figures = train_dev_figures(
+            str(model_dir), config, args.train_tasks, args.samples, args.dev_samples, args.threads
+        )
     record = {"variant": name, "overrides": args.overrides[name], "fit": fit, "figures": figures}
     (out / f"{name}.json").write_text(json.dumps(record, indent=1) + "\n")
     return record
@@ -164,6 +166,12 @@ def main() -> None:
     ap.add_argument("--samples", type=int, default=2)
     ap.add_argument("--dev-samples", type=int, default=4)
     ap.add_argument("--out", default=str(HERE / "out" / "base_variants"))
+    ap.add_argument(
+        "--fit-only",
+        action="store_true",
+        help="fit and write each base, no probe (probe each later with probe_train_dev.py: "
+        "fits on a many-core machine, probes where the docker sandbox runs)",
+    )
     args = ap.parse_args()
     variants = dict(parse_variant(v) for v in args.variant)
     args.overrides = variants
