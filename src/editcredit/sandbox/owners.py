@@ -151,18 +151,16 @@ def reap_dead_owners(client, shared_label: str, log=None) -> list[str]:
     return removed
 
 
-def list_labelled(client, labels: list[str], attempts: int = 5) -> list:
-    """The containers with ``labels``. The client inspects each listed container, and one that
-    another job removes in between makes the listing fail (NotFound): list again."""
-    from docker.errors import NotFound
-
-    for attempt in range(attempts):
-        try:
-            return client.containers.list(all=True, filters={"label": labels})
-        except NotFound:
-            if attempt == attempts - 1:
-                raise
-    return []
+def list_labelled(client, labels: list[str]) -> list:
+    """The containers with ``labels`` (docker SDK objects carrying their id and labels), from
+    one listing call. The SDK's own listing inspects each container it lists, and a container
+    another job removed in between made that listing fail (NotFound), even when retried, on a
+    busy study; the listing's rows already hold what the callers read."""
+    rows = client.api.containers(all=True, filters={"label": labels})
+    return [
+        client.containers.prepare_model({"Id": row["Id"], "Config": {"Labels": row["Labels"]}})
+        for row in rows
+    ]
 
 
 def _note(text: str) -> None:
