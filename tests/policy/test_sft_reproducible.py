@@ -67,21 +67,23 @@ def _burn(stop) -> None:
         x = (x * 31 + 7) % 1_000_003
 
 
-def _build(out: Path) -> tuple[str, int]:
-    stats = fit_base_model(CORPUS, [[] for _ in CORPUS], CFG, out, torch.device("cpu"), 12)
+def _build(out: Path, cfg: dict = CFG) -> tuple[str, int]:
+    stats = fit_base_model(CORPUS, [[] for _ in CORPUS], cfg, out, torch.device("cpu"), 12)
     digest = hashlib.sha256((out / "model.safetensors").read_bytes()).hexdigest()
     return digest, stats["sft"]["steps"]
 
 
-def test_two_builds_give_identical_bytes_one_beside_a_cpu_burner(tmp_path):
-    quiet, steps = _build(tmp_path / "quiet")
+@pytest.mark.parametrize("ema_decay", [None, 0.9], ids=["last-weights", "averaged"])
+def test_two_builds_give_identical_bytes_one_beside_a_cpu_burner(tmp_path, ema_decay):
+    cfg = CFG if ema_decay is None else {**CFG, "sft": {**CFG["sft"], "ema_decay": ema_decay}}
+    quiet, steps = _build(tmp_path / "quiet", cfg)
     stop = multiprocessing.Event()
     burners = [multiprocessing.Process(target=_burn, args=(stop,)) for _ in range(2)]
     for p in burners:
         p.start()
     try:
         time.sleep(0.2)
-        loaded, steps_loaded = _build(tmp_path / "loaded")
+        loaded, steps_loaded = _build(tmp_path / "loaded", cfg)
     finally:
         stop.set()
         for p in burners:
