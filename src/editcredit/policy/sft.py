@@ -133,8 +133,9 @@ def _grouped_order(examples, batch_size: int, grouping: int, rng: random.Random)
 
 
 class WeightAverage:
-    """An exponential moving average of a model's parameters (fp32 copies, started from the
-    weights it is given): ``update`` after each optimiser step, ``copy_to`` at the end."""
+    """An exponential moving average of a model's parameters (copies in their own dtype,
+    started from the weights it is given): ``update`` after each optimiser step, ``copy_to``
+    at the end."""
 
     def __init__(self, model: torch.nn.Module, decay: float) -> None:
         self.decay = decay
