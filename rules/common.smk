@@ -293,13 +293,20 @@ def diagnostic_steps():
 
 
 def eval_model_specs():
-    """Eval model name -> HF dir, rule input, run, step, diagnostic; in plan order."""
+    """Eval model name -> HF dir, rule input, run, step, diagnostic, eval sets, samples per
+    task (0: the eval set's); in plan order."""
     ev = SETTINGS.evaluation
     end = SETTINGS.training.endpoint_step
     base = base_model_dir()
     models = {
         "base": dict(
-            dir=base, input=base, run="", step=0, diagnostic=False, evalsets=[]
+            dir=base,
+            input=base,
+            run="",
+            step=0,
+            diagnostic=False,
+            evalsets=[],
+            samples=0,
         ),
     }
     steps = [(end, False)] + [(step, True) for step in diagnostic_steps()]
@@ -314,6 +321,7 @@ def eval_model_specs():
                 step=step,
                 diagnostic=diagnostic,
                 evalsets=curve if diagnostic else [],
+                samples=ev.diagnostic_samples if diagnostic else 0,
             )
     if ev.models:
         unknown = [m for m in ev.models if m not in models]

@@ -392,6 +392,7 @@ class EvaluationSettings(Section):
     models: list[str]
     diagnostic_every: int
     diagnostic_steps: list[int]
+    diagnostic_samples: int
     evalsets: dict[str, EvalSetSettings]
     seed: int
     batch_size: int

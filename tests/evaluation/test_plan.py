@@ -65,6 +65,21 @@ def test_a_model_limited_to_some_eval_sets_has_slots_there_alone():
     assert sum(r["model"] == "M-s1-step2" for r in rows) == 3 * 3
 
 
+def test_an_intermediate_checkpoint_takes_its_own_samples_per_task():
+    fewer = ModelSpec("M-s1-step2", "d", "M-s1", 2, True, ("holdout",), samples=1)
+    rows = build_plan([MODELS[0], fewer], evalsets(), {"toy": suite()})
+    per_model = {}
+    for r in rows:
+        if r["evalset"] == "holdout":
+            per_model.setdefault(r["model"], set()).add(r["sample"])
+    assert per_model == {"base": {0, 1, 2}, "M-s1-step2": {0}}
+    # every task of the set, once
+    tasks = {r["instance_id"] for r in rows if r["evalset"] == "holdout"}
+    assert len([r for r in rows if r["model"] == "M-s1-step2"]) == len(tasks) == 3
+    with pytest.raises(PlanError, match="model M-s1-step2: samples must be >= 0"):
+        build_plan([ModelSpec("M-s1-step2", "d", samples=-1)], evalsets(), {"toy": suite()})
+
+
 @pytest.mark.parametrize(
     "ends,endpoint,every,listed,expected",
     [

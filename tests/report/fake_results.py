@@ -368,7 +368,9 @@ def _write_control(root: Path, spec: FakeSpec, seed: int, g) -> None:
     pq.write_table(pa.Table.from_pylist(rows, schema=ROLLOUT_SCHEMA), out)
 
 
-def _write_scores(root: Path, model: str, run: str, step: int, rate: np.ndarray) -> None:
+def _write_scores(
+    root: Path, model: str, run: str, step: int, rate: np.ndarray, samples: int
+) -> None:
     """The scores record of one eval model on holdout (the fields the holdout curve reads)."""
     score = float(np.mean(rate))
     record = {
@@ -380,6 +382,8 @@ def _write_scores(root: Path, model: str, run: str, step: int, rate: np.ndarray)
         "resolved": True,
         "score": score,
         "bounds": [score, score],
+        "n_tasks": int(rate.size),
+        "n_samples": samples,
         "provenance": {"inputs": {}},
     }
     out = root / "results" / "eval" / model / "holdout" / "scores.json"
@@ -395,16 +399,17 @@ def write_fake_tree(root: str | Path, spec: FakeSpec | None = None) -> FakeSpec:
     base_rate = g.uniform(0.1, 0.7, size=len(eval_tasks(spec)))
     _write_controls(root, spec)
     _write_slots(root, spec, "base", base_rate, g)
-    _write_scores(root, "base", "", 0, base_rate)
+    _write_scores(root, "base", "", 0, base_rate, spec.n_samples)
     for arm, seeds in spec.plan.items():
         for seed in seeds:
             run = f"{arm}-s{seed}"
             bump = spec.effect if arm == "M" else 0.0
             rate = np.clip(base_rate + 0.05 + bump + g.normal(0, 0.05, base_rate.size), 0, 1)
             _write_slots(root, spec, run, rate, g)
-            _write_scores(root, run, run, spec.endpoint_step, rate)
+            _write_scores(root, run, run, spec.endpoint_step, rate, spec.n_samples)
             half = spec.endpoint_step // 2  # an evaluated intermediate checkpoint (holdout)
-            _write_scores(root, f"{run}-step{half}", run, half, (base_rate + rate) / 2)
+            between = (base_rate + rate) / 2
+            _write_scores(root, f"{run}-step{half}", run, half, between, spec.n_samples)
             _write_evalset_slots(
                 root,
                 spec,

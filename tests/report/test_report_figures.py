@@ -75,6 +75,36 @@ def test_holdout_curve_without_a_base_and_its_errors():
         figures.curve_points(twice)
 
 
+def _sized(model, diagnostic, tasks, samples):
+    return {"model": model, "diagnostic": diagnostic, "n_tasks": tasks, "n_samples": samples}
+
+
+@pytest.mark.parametrize(
+    "scores,expected",
+    [
+        ([_sized("base", False, 98, 4), _sized("O-s42", False, 98, 4)], "98 tasks x 4 samples"),
+        (
+            [_sized("base", False, 98, 4), _sized("O-s42-step4", True, 98, 4)],
+            "98 tasks x 4 samples",
+        ),
+        (
+            [
+                _sized("base", False, 98, 4),
+                _sized("O-s42-step4", True, 98, 1),
+                _sized("O-s42", False, 98, 4),
+            ],
+            "98 tasks x 4 samples (base, endpoints), x 1 (intermediate)",
+        ),
+        (
+            [_sized("base", False, 20, 2), _sized("O-s42", False, 98, 4)],
+            "20/98 tasks x 2/4 samples",
+        ),
+    ],
+)
+def test_the_holdout_curve_says_what_its_points_were_measured_on(scores, expected):
+    assert figures.curve_sizes(scores) == expected
+
+
 @pytest.mark.parametrize(
     "seeds,expected",
     [

@@ -52,7 +52,8 @@ class PlanError(ValueError):
 class ModelSpec:
     """One evaluated model: its name, HF directory, run and step; ``diagnostic`` marks an
     intermediate checkpoint (evaluated only when asked, never the main comparison);
-    ``evalsets`` the eval sets it is evaluated on (empty: every one)."""
+    ``evalsets`` the eval sets it is evaluated on (empty: every one); ``samples`` its samples
+    per task on each of them (0: the eval set's own)."""
 
     name: str
     model_dir: str
@@ -60,6 +61,7 @@ class ModelSpec:
     step: int = 0
     diagnostic: bool = False
     evalsets: tuple[str, ...] = ()
+    samples: int = 0
 
     @classmethod
     def from_mapping(cls, name: str, cfg: Mapping[str, Any]) -> ModelSpec:
@@ -70,10 +72,15 @@ class ModelSpec:
             int(cfg.get("step", 0)),
             bool(cfg.get("diagnostic", False)),
             tuple(cfg.get("evalsets", ())),
+            int(cfg.get("samples", 0)),
         )
 
     def evaluated_on(self, evalset: str) -> bool:
         return not self.evalsets or evalset in self.evalsets
+
+    def samples_on(self, spec: EvalSetSpec) -> int:
+        """Samples per task of this model on eval set ``spec``."""
+        return self.samples or spec.samples
 
 
 @dataclass(frozen=True)
@@ -163,6 +170,9 @@ def build_plan(
     names = [m.name for m in models]
     if len(set(names)) != len(names):
         raise PlanError(f"duplicate model names in {names}")
+    for model in models:
+        if model.samples < 0:
+            raise PlanError(f"model {model.name}: samples must be >= 0, got {model.samples}")
     rows = []
     for spec in evalsets:
         if spec.suite not in tasks_by_suite:
@@ -176,7 +186,7 @@ def build_plan(
         for spec in (s for s in evalsets if model.evaluated_on(s.name)):
             for task in chosen[spec.name]:
                 sha = task.sha256()
-                for sample in range(spec.samples):
+                for sample in range(model.samples_on(spec)):
                     rows.append(
                         {
                             "model": model.name,

@@ -31,6 +31,7 @@ from editcredit.layout import parse_run  # noqa: E402
 
 __all__ = [
     "bootstrap_figure",
+    "curve_sizes",
     "holdout_curve",
     "save",
     "seed_styles",
@@ -165,9 +166,28 @@ def curve_points(scores: Sequence[Record]) -> dict[str, list[tuple[int, float, f
     return dict(sorted(runs.items()))
 
 
+def curve_sizes(scores: Sequence[Record]) -> str:
+    """What the curve's points were measured on: the tasks, and the samples per task of the
+    base and endpoints and of the intermediate checkpoints when those differ."""
+
+    def samples(recs: list[Record]) -> str:
+        return "/".join(str(n) for n in sorted({int(r["n_samples"]) for r in recs}))
+
+    tasks = "/".join(str(n) for n in sorted({int(r["n_tasks"]) for r in scores}))
+    claimed = [r for r in scores if not r.get("diagnostic")]
+    between = [r for r in scores if r.get("diagnostic")]
+    if not between or samples(between) == samples(claimed):
+        return f"{tasks} tasks x {samples(scores)} samples"
+    return (
+        f"{tasks} tasks x {samples(claimed)} samples (base, endpoints), "
+        f"x {samples(between)} (intermediate)"
+    )
+
+
 def holdout_curve(scores: Sequence[Record], base: str | Path) -> list[Path]:
     """Pass@1 on the first eval set against the training step, one line per run (colour: arm;
-    line style: seed); bars are the bounds of models with unresolved slots."""
+    line style: seed); bars are the bounds of models with unresolved slots; the title says
+    the tasks and samples per task behind the points (``curve_sizes``)."""
     runs = curve_points(scores)
     evalset = scores[0]["evalset"] if scores else ""
     with plt.rc_context(_STYLE):
@@ -183,6 +203,8 @@ def holdout_curve(scores: Sequence[Record], base: str | Path) -> list[Path]:
             ax.vlines(step, 100 * lo, 100 * hi, color=color, lw=0.8, alpha=0.6)
         ax.set_xlabel("Training step (0: the base)")
         ax.set_ylabel(f"pass@1 on {evalset} (%)")
+        if scores:
+            ax.set_title(curve_sizes(scores), fontsize=7)
         ax.grid(alpha=0.3, lw=0.5)
         ax.xaxis.get_major_locator().set_params(integer=True)
         handles = [
