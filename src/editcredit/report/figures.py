@@ -213,7 +213,10 @@ def holdout_curve(scores: Sequence[Record], base: str | Path) -> list[Path]:
             Line2D([], [], color="black", ls=style, label=f"seed {s}")
             for s, style in styles.items()
         ]
-        ax.legend(handles=handles, fontsize=7, frameon=False, loc="best")
+        # beside the axes: inside, "best" still covered the lines of a crowded curve
+        ax.legend(
+            handles=handles, fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1, 1)
+        )
         return save(fig, base)
 
 
