@@ -117,6 +117,30 @@ def cmd_build_task_images(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_conformance(args: argparse.Namespace) -> int:
+    from editcredit.conformance.pins import PinsError, load_pins
+    from editcredit.conformance.report import text_table
+    from editcredit.conformance.suite import run_suite, select_projects
+
+    config = load_config(args.config)
+    try:
+        pins = load_pins(args.pins)
+        names = [n for n in (args.projects or "").split(",") if n]
+        projects = select_projects(pins, names, args.ci)
+    except PinsError as exc:
+        raise UsageError(str(exc)) from None
+    weights = (config["grading"]["f_weight"], config["grading"]["g_weight"])
+
+    def log(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    results = run_suite(
+        projects, Path("."), Path(args.cache), config["sandbox"], weights, Path(args.out), log
+    )
+    sys.stdout.write(text_table(results))
+    return 0 if all(r.ok for r in results) else 1
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     from editcredit.audit.verify import format_report, report_json, verify_tree
 
@@ -163,6 +187,18 @@ def build_parser() -> argparse.ArgumentParser:
     task_images.add_argument("--rebuild", action="store_true", help="rebuild present images")
     task_images.add_argument("--config", default=DEFAULT_CONFIG)
     task_images.set_defaults(func=cmd_build_task_images)
+    conf = sub.add_parser(
+        "conformance",
+        help="grade pinned real projects and compare with their own runners (exit 1 on any "
+        "mismatch); docs/conformance.md",
+    )
+    conf.add_argument("--pins", default="conformance/projects.yaml")
+    conf.add_argument("--projects", help="comma-separated names (default: every project)")
+    conf.add_argument("--ci", action="store_true", help="only the projects marked ci")
+    conf.add_argument("--cache", default="cache/conformance", help="downloads, trees, runs")
+    conf.add_argument("--out", default="results/conformance", help="report directory")
+    conf.add_argument("--config", default=DEFAULT_CONFIG)
+    conf.set_defaults(func=cmd_conformance)
     verify = sub.add_parser(
         "verify",
         help="re-hash frozen data, models, checkpoints and results; exit 1 on any mismatch",

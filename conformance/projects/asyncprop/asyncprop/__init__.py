@@ -1,0 +1,1 @@
+"""Async helpers and a codec, tested with pytest-asyncio and hypothesis."""

@@ -1,0 +1,1 @@
+"""A flat-layout package, installed in development mode (a .pth names /testbed)."""
