@@ -187,3 +187,20 @@ def test_docker_grading_with_injected_faults_settles_every_slot_within_the_limit
     # docker really graded: the fix passes, the wrong edit fails, the empty patch is 0
     assert verdicts.get(("toy__calc__0", 0), "valid_1") == "valid_1"
     assert {"valid_1", "valid_0", "empty_patch"} <= set(verdicts.values())
+
+
+def test_the_progress_line_counts_settled_slots_on_stderr_and_in_no_result(
+    tmp_path, local_sandbox, monkeypatch, capsys
+):
+    monkeypatch.setenv("EDITCREDIT_PROGRESS_SECONDS", "0.01")
+    tasks = calc_tasks(2)
+    slots = [(t.instance_id, k) for t in tasks for k in range(2)]
+    chat = FakeChat()
+    history, _ = run(tmp_path, slots, tasks, ScriptedGenerator(chat, by_task), chat, local_sandbox)
+    lines = [x for x in capsys.readouterr().err.splitlines() if x.startswith("progress ")]
+    assert lines and all(x.startswith("progress eval m/holdout: ") for x in lines)
+    assert lines[-1].startswith("progress eval m/holdout: 4/4 slots (100 %)")
+    assert lines[-1].endswith("done; round 1: grading")
+    assert all(a[-1].outcome == "report" for a in history.values())
+    written = [p.read_bytes() for p in (tmp_path / "j").rglob("*") if p.is_file()]
+    assert not any(b"progress eval" in b for b in written)

@@ -34,9 +34,11 @@ from editcredit.evaluation.ledger import (
 )
 from editcredit.evaluation.slots import Attempt
 from editcredit.evaluation.spend import attempts_cost, journal_spend
+from editcredit.progress import Progress
 from editcredit.protocol.budget import GRADING, STEP, BudgetGuard
 
 Slot = tuple[str, int]
+ACTIVE = GENERATION_KINDS + GRADING_KINDS  # a slot whose next step is one of these is not done
 
 
 @dataclass(frozen=True)
@@ -170,60 +172,72 @@ def run_slots(
             decision = decide(slot)
 
     limit_rounds = 3 + 2 * (settings.limits.regenerate + settings.limits.regrade + 1)
-    while True:
-        decisions = {s: decide(s) for s in slots}
-        gens = [
-            GenJob(s[0], s[1], len(history[s]), d.action)
-            for s, d in decisions.items()
-            if d.action in GENERATION_KINDS
-        ]
-        grades = [(s, d) for s, d in decisions.items() if d.action in GRADING_KINDS]
-        if not gens and not grades:
-            break
-        stats.rounds += 1
-        if stats.rounds > limit_rounds:  # pragma: no cover - the ledger is finite
-            raise RuntimeError(f"evaluation did not settle after {limit_rounds} rounds")
-        if before_batch is not None:
-            before_batch(f"before round {stats.rounds}")
-        log(f"round {stats.rounds}: {len(gens)} generation(s), {len(grades)} grading(s) pending")
-        with ThreadPoolExecutor(settings.workers, thread_name_prefix="grade") as pool:
-            futures: list[Future] = [pool.submit(grade_one, s, d) for s, d in grades]
-            if gens and not policy:
-                policy.append(load_policy())
-                stats.policy_loaded = True
-            for number, batch in enumerate(_chunks(gens, settings.batch_size), start=1):
-                if before_batch is not None:
-                    before_batch(f"before round {stats.rounds} batch {number}")
-                if budget is not None:
-                    budget.check(f"evaluation batch {number} of round {stats.rounds}")
-                clock = time.monotonic()
-                attempts = generate_batch(
-                    batch,
-                    tasks,
-                    *policy[0],
-                    settings.rollout,
-                    settings.seed,
-                    settings.model,
-                    settings.evalset,
-                    sandbox,
-                    Path(trajectory_dir),
-                    settings.environment,
-                    step_workers=settings.workers,
-                )
-                record(attempts)
-                spend(attempts, STEP)
-                stats.generation_seconds += time.monotonic() - clock
-                stats.batches += 1
-                failed = sum(a.outcome == "infra_failure" for a in attempts)
-                log(
-                    f"  batch {number}: {len(batch)} episode(s) in "
-                    f"{time.monotonic() - clock:.1f}s, {failed} infrastructure failure(s)"
-                )
-                for a in attempts:
-                    d = decide(a.slot)
-                    if d.action in GRADING_KINDS:
-                        futures.append(pool.submit(grade_one, a.slot, d))
-            for future in futures:
-                future.result()
+
+    def settled() -> int:  # slots with nothing left to do (the progress line's count)
+        return sum(decide(s).action not in ACTIVE for s in slots)
+
+    label = f"eval {settings.model}/{settings.evalset}"
+    with Progress(label, len(slots), "slots", count=settled) as progress:
+        while True:
+            decisions = {s: decide(s) for s in slots}
+            gens = [
+                GenJob(s[0], s[1], len(history[s]), d.action)
+                for s, d in decisions.items()
+                if d.action in GENERATION_KINDS
+            ]
+            grades = [(s, d) for s, d in decisions.items() if d.action in GRADING_KINDS]
+            if not gens and not grades:
+                break
+            stats.rounds += 1
+            if stats.rounds > limit_rounds:  # pragma: no cover - the ledger is finite
+                raise RuntimeError(f"evaluation did not settle after {limit_rounds} rounds")
+            if before_batch is not None:
+                before_batch(f"before round {stats.rounds}")
+            log(
+                f"round {stats.rounds}: {len(gens)} generation(s), {len(grades)} grading(s) pending"
+            )
+            batches = -(-len(gens) // max(1, settings.batch_size))
+            progress.update(detail=f"round {stats.rounds}: starting")
+            with ThreadPoolExecutor(settings.workers, thread_name_prefix="grade") as pool:
+                futures: list[Future] = [pool.submit(grade_one, s, d) for s, d in grades]
+                if gens and not policy:
+                    policy.append(load_policy())
+                    stats.policy_loaded = True
+                for number, batch in enumerate(_chunks(gens, settings.batch_size), start=1):
+                    if before_batch is not None:
+                        before_batch(f"before round {stats.rounds} batch {number}")
+                    progress.update(detail=f"round {stats.rounds}: batch {number}/{batches}")
+                    if budget is not None:
+                        budget.check(f"evaluation batch {number} of round {stats.rounds}")
+                    clock = time.monotonic()
+                    attempts = generate_batch(
+                        batch,
+                        tasks,
+                        *policy[0],
+                        settings.rollout,
+                        settings.seed,
+                        settings.model,
+                        settings.evalset,
+                        sandbox,
+                        Path(trajectory_dir),
+                        settings.environment,
+                        step_workers=settings.workers,
+                    )
+                    record(attempts)
+                    spend(attempts, STEP)
+                    stats.generation_seconds += time.monotonic() - clock
+                    stats.batches += 1
+                    failed = sum(a.outcome == "infra_failure" for a in attempts)
+                    log(
+                        f"  batch {number}: {len(batch)} episode(s) in "
+                        f"{time.monotonic() - clock:.1f}s, {failed} infrastructure failure(s)"
+                    )
+                    for a in attempts:
+                        d = decide(a.slot)
+                        if d.action in GRADING_KINDS:
+                            futures.append(pool.submit(grade_one, a.slot, d))
+                progress.update(detail=f"round {stats.rounds}: grading")
+                for future in futures:
+                    future.result()
     stats.seconds = time.monotonic() - start
     return history, stats

@@ -15,6 +15,7 @@ from typing import Any
 
 from editcredit.data.task import Task
 from editcredit.layout import control_run_name
+from editcredit.progress import Progress
 from editcredit.protocol.budget import BudgetGuard
 from editcredit.rl.config import TrainConfig
 from editcredit.rl.cursor import DataCursor
@@ -47,15 +48,18 @@ def replay_control(
     cursor = DataCursor(cfg.seed)
     run = control_run_name(cfg.seed)
     rows: list[dict[str, Any]] = []
-    for step in range(1, steps + 1):
-        if budget is not None:
-            budget.check(step)
-        started = time.monotonic()
-        step_rows, _, _, cursor = play_step(run, step, cursor, by_id, cfg, workers)
-        if budget is not None:
-            budget.add(*replay_cost(step_rows, time.monotonic() - started))
-        live = [r for r in step_rows if not r["masked"]]
-        rate = sum(r["Y"] for r in live) / len(live) if live else float("nan")
-        log(f"{run} step {step}: pass {rate:.2f} ({len(live)} of {len(step_rows)} unmasked)")
-        rows += step_rows
+    with Progress(f"control {run} steps 1..{steps}", steps, "steps") as progress:
+        for step in range(1, steps + 1):
+            progress.update(detail=f"step {step}")
+            if budget is not None:
+                budget.check(step)
+            started = time.monotonic()
+            step_rows, _, _, cursor = play_step(run, step, cursor, by_id, cfg, workers)
+            if budget is not None:
+                budget.add(*replay_cost(step_rows, time.monotonic() - started))
+            live = [r for r in step_rows if not r["masked"]]
+            rate = sum(r["Y"] for r in live) / len(live) if live else float("nan")
+            log(f"{run} step {step}: pass {rate:.2f} ({len(live)} of {len(step_rows)} unmasked)")
+            rows += step_rows
+            progress.update(advance=1)
     return rows

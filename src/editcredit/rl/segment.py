@@ -25,6 +25,7 @@ import torch
 
 from editcredit.data.task import Task
 from editcredit.policy.model import enable_activation_checkpointing
+from editcredit.progress import Progress
 from editcredit.protocol.budget import BudgetGuard, split_ledger
 from editcredit.rl.advantages import weigh_negative
 from editcredit.rl.checkpoint import load_state, save_segment
@@ -338,8 +339,11 @@ def train_segment(
     all_rows, ledger, metrics, updates, seconds = [], [], [], [], []
     last = spec.start_step + spec.steps
     scalars = ScalarLog(Path(spec.out_dir).parent / "tensorboard", spec.start_step + 1, last)
+    label = f"train {spec.run} steps {spec.start_step + 1}..{last}"
+    progress = Progress(label, spec.steps, "steps").start()
     try:
         for step in range(spec.start_step + 1, last + 1):
+            progress.update(detail=f"step {step}")
             if storage is not None:
                 storage[0].check(f"before step {step}", need_bytes=storage[1])
             if budget is not None:
@@ -359,8 +363,10 @@ def train_segment(
             if budget is not None:
                 wall = time.monotonic() - step_started
                 budget.add(*step_cost(records.rows, records.ledger, records.metrics, wall))
+            progress.update(advance=1)
     finally:
         scalars.close()
+        progress.close()
     changed = trainer.changed_tensors()
     receipt = segment_receipt(spec, cfg, all_rows, metrics, changed, device, budget, updates)
     receipt["volatile"] = segment_volatile(spec, seconds, started, budget)

@@ -29,6 +29,7 @@ from editcredit.data.freeze import load_tasks
 from editcredit.data.task import Task
 from editcredit.evaluation.sandboxes import INFRA_ERRORS
 from editcredit.grading.grader import grade_patch
+from editcredit.progress import Progress
 from editcredit.protocol.budget import DEFAULT_RECEIPT_DIR, BudgetGuard, split_ledger, study_guard
 from editcredit.sandbox.limits import GoldTimesBook, gold_times_book
 from editcredit.stopping.points import FEATURES, decision_points, sha256_text, tree_sha256
@@ -117,9 +118,11 @@ def grade_trees(
     guard: BudgetGuard,
     retries: int,
     workers: int,
+    progress: Progress | None = None,
 ) -> list[tuple[int | None, str]]:
     """Grade each (task, patch) once, retrying infrastructure failures; the budget is checked
-    before every grading. ``grade`` returns (resolved, verdict kind, infrastructure failed)."""
+    before every grading. ``grade`` returns (resolved, verdict kind, infrastructure failed).
+    ``progress`` counts the (task, patch) pairs done."""
     from concurrent.futures import ThreadPoolExecutor
 
     lock = threading.Lock()
@@ -136,8 +139,14 @@ def grade_trees(
                 return resolved, kind
         return None, f"infrastructure failure after {retries + 1} attempts"
 
+    def counted(job):
+        out = one(job)
+        if progress is not None:
+            progress.update(advance=1)
+        return out
+
     with ThreadPoolExecutor(max(1, workers)) as ex:
-        return list(ex.map(one, jobs))
+        return list(ex.map(counted, jobs))
 
 
 def sandbox_grader(pool, f_weight: float, g_weight: float) -> Grader:
@@ -264,7 +273,8 @@ def checkpoints_job(
             pool = (make_pool or (lambda: _graded_pool(sandbox, book)))()
         grader = sandbox_grader(pool, float(grading["f_weight"]), float(grading["g_weight"]))
         print(f"{model}: grading {len(jobs)} distinct checkpoint trees")
-        return grade_trees(jobs, grader, guard, retries, int(sandbox["workers"]))
+        with Progress(f"stop {model}", len(jobs), "checkpoint trees") as progress:
+            return grade_trees(jobs, grader, guard, retries, int(sandbox["workers"]), progress)
 
     try:
         rows = checkpoint_rows(trajectories, tasks, grade_many)
