@@ -372,7 +372,9 @@ def test_sympy_reporter_outcomes(sandbox):
 def test_sympy_selection_and_forged_reporter(local_sandbox):
     task = sympy_task(["test_pass"], [])
     run = local_sandbox.grade(task, "", ["test_pass"])  # the agent's visible tests
-    assert [i.nodeid for i in run.observations.items] == ["test_pass"]
+    assert [i.nodeid for i in run.observations.items] == [
+        "sympy/core/tests/test_edges.py::test_pass"
+    ]
     assert len(run.sentinel_items) == 2  # the keyword filter does not hide them
     forged = SYMPY_FILES["sympy/__init__.py"] + (
         "\n\nimport sympy.utilities.runtests as _rt\n"

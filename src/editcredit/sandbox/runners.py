@@ -9,7 +9,9 @@ tests) is the command plus labels naming those ids. Test ids are in the runner's
 - ``unittest`` and ``django``: ``test_name (module.Class)`` (SWE-bench's naming of Django's
   tests); ``module.Class.test_name`` and Python 3.11's ``test_name (module.Class.test_name)``
   name the same test;
-- ``sympy``: the test function's name (``path::name`` names one file's test of that name).
+- ``sympy``: the test function's name (any file's test of that name) or ``path::name`` (that
+  file's test only); the observed items are ``path::name`` (SymPy's own runner and its pytest
+  runner alike).
 """
 
 from __future__ import annotations
@@ -60,8 +62,11 @@ def id_labels(task: Task, ids: list[str]) -> list[str]:
     left out; a selection of no nameable id is refused (a command without labels would run
     every test, hidden ones included)."""
     if task.test_runner == "sympy":
-        names = [i.rsplit("::", 1)[-1] for i in ids]
-        return [*task.test_paths, "-k", *names]
+        names = list(dict.fromkeys(sympy_parts(i)[1] for i in ids))
+        # an id with a path is run from its own file only
+        paths = [sympy_parts(i)[0] for i in ids]
+        files = list(task.test_paths) if "" in paths else list(dict.fromkeys(paths))
+        return [*files, "-k", *names]
     labels = [dotted(i) for i in ids if _PAREN.match(canonical_id(task.test_runner, i))]
     if not labels:
         raise ValueError(
@@ -110,10 +115,16 @@ def matches(runner: str, expected_id: str, nodeid: str) -> bool:
     """Does the observed item ``nodeid`` belong to the expected id (pytest's families are
     handled by the verdicts module)?"""
     if runner == "sympy":
-        if "::" in expected_id:
-            return expected_id.rsplit("::", 1)[-1] == nodeid
-        return expected_id == nodeid
+        path, name = sympy_parts(expected_id)
+        seen_path, seen_name = sympy_parts(nodeid)
+        return name == seen_name and (not path or path == seen_path)
     return canonical_id(runner, expected_id) == canonical_id(runner, nodeid)
+
+
+def sympy_parts(test_id: str) -> tuple[str, str]:
+    """(normalized file path or '', function name) of a SymPy id ``[path::]name``."""
+    path, sep, name = test_id.strip().rpartition("::")
+    return (posixpath.normpath(path) if sep and path else ""), name
 
 
 def protected_files(task: Task) -> list[str]:

@@ -7,7 +7,8 @@ takes their observations out of the run's items, so they never enter any count.
 
 For a unittest-based runner (``unittest``, ``django``) the module holds a ``TestCase`` class of a
 random name with the two tests (ids ``name (module.Class)``), for SymPy's runner two plain
-functions (ids: their names); the runner's hook runs the module once in the same process.
+functions (ids ``path::name``, as pytest's); the runner's hook runs the module once in the same
+process.
 """
 
 from __future__ import annotations
@@ -32,8 +33,6 @@ class Sentinels:
         if self.runner in ("unittest", "django"):
             module = posixpath.splitext(posixpath.basename(self.path))[0]
             return f"{name} ({module}.{self.klass})"
-        if self.runner == "sympy":
-            return name
         return f"{self.path}::{name}"
 
     @property

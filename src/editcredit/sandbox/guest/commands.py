@@ -23,6 +23,8 @@ import traceback
 import warnings
 
 import records
+import sympy_hook
+import unittest_hook
 
 FLAGS_IGNORED = frozenset({"-u", "-B", "-b", "-bb", "-s", "-E", "-q"})
 _PAREN = re.compile(r"^(?P<name>[^\s()]+) \((?P<where>[^()]+)\)$")
@@ -97,14 +99,16 @@ def rerun_command(req: dict, timeout: dict) -> "list[str]":
     ``-k`` and its name)."""
     rerun = req["rerun"]
     nodeid = str(timeout["nodeid"])
-    if req["runner"] == "sympy":
-        return [*rerun["prefix"], *rerun["paths"], "-k", nodeid]
+    if req["runner"] == "sympy":  # ids are path::name: SymPy's -k takes the name
+        return [*rerun["prefix"], *rerun["paths"], "-k", nodeid.rsplit("::", 1)[-1]]
     match = _PAREN.match(nodeid)
     return [*rerun["prefix"], f"{match['where']}.{match['name']}" if match else nodeid]
 
 
-def run(req: dict, fd: int) -> int:
-    """Install the runner's hook, run the command, write the session records."""
+def run(req: dict, fd: int, observer=None) -> int:
+    """Install the runner's hook, run the command, write the session records. ``observer`` is
+    the pytest observer's module where the image has pytest (SymPy 1.13 and later run their
+    tests with pytest from ``bin/test``: :func:`sympy_hook.bridge`)."""
     emit = records.writer(fd, req["nonce"])
     workspace = req["workspace"]
     runner = req["runner"]
@@ -115,13 +119,11 @@ def run(req: dict, fd: int) -> int:
     # the runner's own collection is not observed apart from its tests: per-test limits only
     emit({"event": "collected", "nodeids": []})
     if runner in ("unittest", "django"):
-        import unittest_hook
-
         hook = unittest_hook.install(emit, sentinel_path, patched)
     elif runner == "sympy":
-        import sympy_hook
-
-        hook = sympy_hook.install(emit, sentinel_path, patched)
+        hook = sympy_hook.install(emit, sentinel_path, patched, root=workspace)
+        if observer is not None:
+            hook = sympy_hook.bridge(hook, observer, fd, req, sentinel)
     else:
         emit({"event": "collect_error", "nodeid": "", "message": f"unknown runner {runner!r}"})
         return 4

@@ -16,6 +16,7 @@ Standard library and pytest only (mounted into the sandbox; never imports editcr
 import contextlib
 import os
 import sys
+import types
 
 #: (module, attribute path) of every guarded object; a missing one (another pytest version)
 #: is recorded as absent and must stay absent.
@@ -291,12 +292,133 @@ ITEM_METHODS = ("runtest", "setup", "teardown", "reportinfo", "repr_failure")
 
 def item_identity(item) -> tuple:
     """What makes a collected item run its own test: its class, no per-instance methods, the
-    function object it calls and that function's code (compared with ``==``: a new tuple)."""
-    obj = item.__dict__.get("_obj", None)
-    func = getattr(obj, "__func__", obj)  # a method is bound anew per test instance
+    function object it calls and that function's code (the snapshot :func:`item_changes`
+    compares with)."""
+    func = _function(item.__dict__.get("_obj", None))  # a method is bound anew per test
     return (
         type(item),
         tuple(name for name in ITEM_METHODS if name in item.__dict__),
-        id(func),
-        id(getattr(func, "__code__", None)),
+        func,
+        getattr(func, "__code__", None),
     )
+
+
+def item_changes(item, snap: tuple, patched: "frozenset[str]") -> "list[str]":
+    """How ``item`` no longer runs the test it was collected with, attributed by origin.
+
+    Its class, its per-instance methods and its function's code must be the collected ones.
+    The function it calls may be cleared (pytest's ``TestCaseFunction.teardown`` sets ``_obj``
+    to None; the next access resolves it anew from the test's own module or class) or wrapped
+    by code the patch did not change (a plugin running a coroutine test, a conftest's wrapper,
+    :func:`wrapper_of`); anything else installed in its place is a changed item."""
+    kind, own, func, code = snap
+    now = item_identity(item)
+    if now[0] is not kind or now[1] != own:
+        return [f"test item {item.nodeid}"]
+    if func is not None and getattr(func, "__code__", None) is not code:
+        return [f"test item {item.nodeid}: code replaced"]
+    current = now[2]
+    if current is None or current is func:
+        return []
+    if func is None or not wrapper_of(current, func, patched):
+        return [f"test item {item.nodeid}: function replaced from {origin(current) or '?'}"]
+    return []
+
+
+#: How deep :func:`wrapper_of` follows wrappers to the wrapped test.
+WRAP_DEPTH = 6
+
+
+def _stdlib_dirs() -> "tuple[str, ...]":
+    import sysconfig
+
+    out = []
+    for key in ("stdlib", "platstdlib"):
+        path = sysconfig.get_paths().get(key)
+        if path:
+            out.append(os.path.realpath(path) + os.sep)
+    return tuple(dict.fromkeys(out))
+
+
+_STDLIB = _stdlib_dirs()
+
+
+def _function(obj):
+    """A bound method's function, else ``obj`` (types compared exactly: no attribute of the
+    object's own is read, so no code of its runs)."""
+    return obj.__func__ if type(obj) is types.MethodType else obj
+
+
+def origin(obj) -> str:
+    """The file of the Python code that runs when ``obj`` is called: a function's, a bound
+    method's function's, or the ``__call__`` function of its class ('' for code in C or a
+    ``__call__`` that is not a plain function)."""
+    func = _function(obj)
+    if type(func) is not types.FunctionType:
+        func = None
+        for klass in type(obj).__mro__:
+            if "__call__" in klass.__dict__:
+                func = klass.__dict__["__call__"]
+                break
+        if type(func) is not types.FunctionType:
+            return ""
+    return func.__code__.co_filename or ""
+
+
+def trusted_origin(filename: str, patched: "frozenset[str]") -> bool:
+    """Code that may wrap a test: from a real file the patch did not change, outside the
+    standard library (whose generic wrappers, such as ``contextlib.contextmanager``, can
+    wrap a test without running it)."""
+    if not filename or not os.path.isabs(filename) or _in(filename, patched):
+        return False
+    real = _REAL.get(filename) or os.path.realpath(filename)
+    parts = real.split(os.sep)
+    if "site-packages" in parts or "dist-packages" in parts:
+        return True
+    return not real.startswith(_STDLIB)
+
+
+def _wrapped_by(obj) -> list:
+    """What ``obj`` wraps: ``__wrapped__`` (``functools.wraps``), a bound method's function,
+    and the callables its closure holds (read from ``__dict__`` and cells: no code runs)."""
+    out = []
+    try:
+        space = object.__getattribute__(obj, "__dict__")
+    except AttributeError:
+        space = None
+    if type(space) is dict and "__wrapped__" in space:
+        out.append(space["__wrapped__"])
+    func = _function(obj)
+    if func is not obj:
+        out.append(func)
+    closure = func.__closure__ if type(func) is types.FunctionType else None
+    for cell in closure or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        if callable(value):
+            out.append(value)
+    return out
+
+
+def wrapper_of(obj, target, patched: "frozenset[str]") -> bool:
+    """Is ``obj`` ``target`` (or a method bound to it), or a wrapper whose every layer down to
+    ``target`` is code the patch did not change (:func:`trusted_origin`)?
+
+    Django's ``SimpleTestCase`` replaces an ``async def`` test on the instance with
+    ``async_to_sync(method)``; pytest-asyncio runs a coroutine test through a
+    ``functools.wraps`` wrapper; a conftest may wrap tests. Code from a changed file, or with
+    no file (a lambda compiled at run time, a C callable), is never accepted as a layer."""
+    stack, seen = [(obj, 0)], set()
+    while stack:
+        node, depth = stack.pop()
+        if _function(node) is target:
+            return True
+        if id(node) in seen or depth >= WRAP_DEPTH:
+            continue
+        seen.add(id(node))
+        if not trusted_origin(origin(node), patched):
+            continue
+        stack.extend((child, depth + 1) for child in _wrapped_by(node))
+    return False

@@ -19,12 +19,11 @@ attribute or global lookup a patch could swap), and every report is checked agai
 machinery snapshot taken before any task code was imported.
 """
 
-from __future__ import annotations
-
 import json
 import os
 
 import machinery
+import plugins
 import pytest
 
 MESSAGE_LIMIT = 2000
@@ -41,7 +40,8 @@ class Observer:
     absolute path of the grader's sentinel module and its function names: they are collected
     whatever the task's ``python_functions`` says. ``patched`` are the absolute paths of the
     files the patch changed: hook implementations or test functions whose code comes from one
-    of them are tampering.
+    of them are tampering. ``image_plugins``: register the ``pytest11`` plugins the image
+    installs (:mod:`plugins`; the test process disables pytest's own autoload).
     """
 
     def __init__(
@@ -49,8 +49,9 @@ class Observer:
         sink,
         nonce: str,
         skip: int = 0,
-        sentinel: tuple[str, tuple[str, ...]] | None = None,
-        patched: tuple[str, ...] = (),
+        sentinel: "tuple[str, tuple[str, ...]] | None" = None,
+        patched: "tuple[str, ...]" = (),
+        image_plugins: bool = True,
     ) -> None:
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
         fd = sink if isinstance(sink, int) else os.open(sink, flags)
@@ -66,14 +67,13 @@ class Observer:
             while data:
                 data = data[_os_write(fd, data) :]
 
-        def check(report=None) -> list[str]:
+        def check(report=None) -> "list[str]":
             found = machinery.changes(guarded, own) + machinery.tracing(changed_files)
             if report is not None and _type(report) is not TestReport:
                 found.append(f"report of type {_type(report).__name__}")
             if report is not None:
                 for item, snap in state["items"].get(report.nodeid, ()):
-                    if machinery.item_identity(item) != snap:
-                        found.append(f"test item {report.nodeid}")
+                    found += machinery.item_changes(item, snap, changed_files)
             if state["config"] is not None:
                 found += machinery.manager_changes(state["config"], guarded)
             if state["hooks"] is not None:
@@ -83,6 +83,14 @@ class Observer:
                 state["seen"].update(new)
                 emit({"event": "tampering", "what": new})
             return found
+
+        @pytest.hookimpl(hookwrapper=True)
+        def pytest_cmdline_parse(pluginmanager, args):
+            # before the command line is parsed: the plugins' options and ini keys are known,
+            # and a -p no:NAME of the arguments or the configuration still unregisters one
+            if image_plugins:
+                plugins.register(pluginmanager, changed_files)
+            yield
 
         def pytest_configure(config) -> None:
             config.option.maxfail = 0  # every test is observed (a task's -x would stop early)
@@ -165,6 +173,7 @@ class Observer:
         hooks = {
             f.__name__: f
             for f in (
+                pytest_cmdline_parse,
                 pytest_configure,
                 pytest_sessionstart,
                 pytest_collectreport,
@@ -184,6 +193,7 @@ class Observer:
         for name, fn in hooks.items():
             setattr(self, name, fn)
         self.emit = emit
+        self.intact = lambda: not (check() or state["seen"])
 
 
 def _message(report) -> str:

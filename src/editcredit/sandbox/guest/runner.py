@@ -19,6 +19,7 @@ is rerun alone (:func:`run_command_request`).
 
 import contextlib
 import gc
+import importlib
 import json
 import os
 import resource
@@ -44,12 +45,69 @@ def _pytest():
     """pytest, the observer plugin and the rewrite cache, imported on first use (an image
     whose tests run under another runner need not have pytest)."""
     if not _LAZY:
-        import observer
-        import pytest
-        import rewrite_cache
+        pytest = importlib.import_module("pytest")  # first: ImportError without pytest
+        observer = importlib.import_module("observer")
+        rewrite_cache = importlib.import_module("rewrite_cache")
 
         _LAZY.update(observer=observer, pytest=pytest, rewrite_cache=rewrite_cache)
     return _LAZY
+
+
+#: The guest's own modules, imported from GUEST_DIR before a test process starts.
+GUEST_MODULES = (
+    "commands",
+    "machinery",
+    "observer",
+    "plugins",
+    "records",
+    "rewrite_cache",
+    "sympy_hook",
+    "unittest_hook",
+)
+#: Directories never searched for a module of a guest module's name.
+SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", "node_modules"})
+
+
+def _names_in_tree(root: str, names: "set[str]") -> "set[str]":
+    """Which of ``names`` the tree under ``root`` has as a module (``NAME.py``, a ``NAME``
+    directory, an extension module) at any depth: a runner may put any directory of it on
+    the path (pytest's rootdir insertion, Django's ``tests/``)."""
+    found: "set[str]" = set()
+    stack = [root]
+    while stack and found != names:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            stem = entry.name.split(".", 1)[0]
+            if stem in names:
+                found.add(stem)
+            if entry.name not in SKIP_DIRS and entry.is_dir(follow_symlinks=False):
+                stack.append(entry.path)
+    return found
+
+
+def hide_guest_modules(workspace: str) -> "list[str]":
+    """Leave the test's imports to the repository: a guest module whose name the test process
+    could import from elsewhere (the tree, a directory on its path) is removed from
+    ``sys.modules`` (the guest keeps its own references), so ``import NAME`` finds the
+    repository's. GUEST_DIR itself is never on the test's path. The names released."""
+    import importlib.machinery
+
+    present = {
+        n
+        for n in GUEST_MODULES
+        if getattr(sys.modules.get(n), "__file__", "").startswith(GUEST_DIR + os.sep)
+    }
+    clash = _names_in_tree(workspace, present)
+    for name in present - clash:
+        with contextlib.suppress(ImportError, ValueError):
+            if importlib.machinery.PathFinder.find_spec(name, sys.path) is not None:
+                clash.add(name)
+    for name in clash:
+        del sys.modules[name]
+    return sorted(clash)
 
 
 POLL_S = 0.002
@@ -83,9 +141,12 @@ def _child(req: dict, fd: int, skip: int, tests: "list[str]", extra: "list[str]"
     os.chdir(workspace)
     os.environ.clear()
     os.environ.update(req["env"])
-    sys.path[:] = [p for p in sys.path if p and p != GUEST_DIR and not p.startswith(workspace)]
+    # the image's own arrangement of imports stays: its development installs and .pth files
+    # put the work tree (the patched copy, mounted at the image's path) on the path
+    sys.path[:] = [p for p in sys.path if p and p != GUEST_DIR]
+    hide_guest_modules(workspace)
     if req.get("runner", "pytest") != "pytest":
-        code = commands.run(req, fd)
+        code = commands.run(req, fd, _LAZY.get("observer"))
         sys.stdout.flush()
         sys.stderr.flush()
         records.writer(fd, req["nonce"])({"event": "main_returned", "exitstatus": int(code)})
@@ -381,6 +442,9 @@ def run_command_request(req: dict, start: float) -> dict:
     limits, a test that exceeds its own is killed with the run (a runner cannot be continued
     from the next test) and rerun alone (``commands.rerun_command``); the rest of the run is
     held to the whole run's limit."""
+    if req["runner"] == "sympy":  # SymPy 1.13's bin/test runs pytest, where the image has it
+        with contextlib.suppress(ImportError):
+            _pytest()
     hard = start + float(req.get("budget_s", req["timeout_s"]))
     deadline = start + float(req["timeout_s"])
     limits = req.get("limits")

@@ -11,7 +11,9 @@ is given is seen through a *tap* recording each of those calls before forwarding
 ``SymPyTests.test`` to run the grader's sentinel file once (with no keyword filter) after the
 run's own files.
 
-A test is named by its function's name, as SWE-bench names SymPy's tests. Outcomes become the
+A test is named ``path::name``: its file relative to the work tree and its function's name,
+as pytest names it (SymPy 1.13 and later run ``bin/test`` through pytest: :func:`bridge`);
+SWE-bench's bare names are matched to the name part on the host. Outcomes become the
 pytest observer's phase records: pass -> call passed; a failed assertion or an exception ->
 call failed (SymPy counts both as failures); skip -> setup skipped; XFAIL -> call skipped with
 ``wasxfail``; XPASS -> call passed with ``wasxfail``. A file that cannot be imported is a
@@ -31,6 +33,15 @@ import records
 MODULES = ("sympy.testing.runtests", "sympy.utilities.runtests")
 
 
+def relative(filename: str, root: str) -> str:
+    """``filename`` relative to the work tree ``root``, with ``/`` (as it is when outside it)."""
+    path = os.path.realpath(filename)
+    base = os.path.realpath(root) if root else ""
+    if base and path.startswith(base + os.sep):
+        path = os.path.relpath(path, base)
+    return path.replace(os.sep, "/")
+
+
 def install(emit, sentinel_path: str = "", patched: "frozenset[str]" = frozenset(), root=""):
     """Arrange for SymPy's runner to be observed when it is imported; return the hook."""
     state = {"file": "", "test": None, "index": -1, "seen": set(), "sentinels": False}
@@ -44,6 +55,8 @@ def install(emit, sentinel_path: str = "", patched: "frozenset[str]" = frozenset
     def start(f) -> None:
         finish_open()
         name = str(getattr(f, "__name__", f))
+        if state["file"]:
+            name = f"{relative(state['file'], root)}::{name}"
         state["index"] += 1
         state["test"] = (name, time.monotonic())
         emit({"event": "item_start", "index": state["index"], "nodeid": name})
@@ -218,3 +231,54 @@ def install(emit, sentinel_path: str = "", patched: "frozenset[str]" = frozenset
             return state["sentinels"] or not sentinel_path
 
     return Hook()
+
+
+def bridge(hook, observer, fd: int, req: dict, sentinel: "dict | None"):
+    """Observe a SymPy whose ``bin/test`` runs pytest (``sympy.testing.runtests_pytest``, SymPy
+    1.13 and later): the pytest observer is made now, before any of the task's code is
+    imported (its snapshot of pytest's reporting machinery is taken here), and the first
+    ``pytest.main`` the command calls runs with it and with the grader's sentinel module among
+    its paths. The items are pytest's node ids (``path::name`` from the work tree, SymPy's
+    ``--rootdir``). Return a hook that answers for both runners: the old one's
+    (``SymPyTests``) or this one, whichever ran."""
+    import pytest
+
+    workspace = req["workspace"]
+    plugin = observer.Observer(
+        fd,
+        req["nonce"],
+        sentinel=(
+            (os.path.join(workspace, sentinel["path"]), tuple(sentinel["names"]))
+            if sentinel
+            else None
+        ),
+        patched=tuple(os.path.join(workspace, p) for p in req.get("patched", [])),
+    )
+    real = pytest.main
+    state = {"ran": False}
+    sentinel_path = os.path.join(workspace, sentinel["path"]) if sentinel else ""
+
+    def main(args=None, plugins=None):
+        if state["ran"]:  # a nested or later run is the task's own business
+            return real(args, plugins)
+        state["ran"] = True
+        args = list(sys.argv[1:] if args is None else args)
+        extra = ["-p", "no:cacheprovider"]  # the tree is read-only
+        if sentinel_path:
+            extra.append(sentinel_path)
+        return real([*args, *extra], plugins=[*(plugins or ()), plugin])
+
+    pytest.main = main
+    guarded = machinery.snapshot_of([("pytest", "main")], ("pytest",))
+
+    class Both:
+        def finish(self) -> bool:
+            old = hook.finish()
+            if not state["ran"]:
+                return old
+            return old and plugin.intact() and not machinery.changes(guarded)
+
+        def ran(self) -> bool:
+            return state["ran"] or hook.ran()
+
+    return Both()

@@ -114,6 +114,11 @@ GUARDED = (
 _RANK = {"passed": 0, "skipped": 1, "failed": 2}
 
 
+def _function(method):
+    """The function of a class attribute (a classmethod's or staticmethod's too)."""
+    return getattr(method, "__func__", method)
+
+
 def strclass(cls) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
@@ -214,8 +219,12 @@ def install(emit, sentinel_path: str = "", patched: "frozenset[str]" = frozenset
         filename = getattr(code, "co_filename", "") or ""
         if filename and os.path.realpath(filename) in patched:
             found.append(f"test item {nodeid}: code from {filename}")
-        if name and name in getattr(test, "__dict__", {}):
-            found.append(f"test item {nodeid}: own {name}")
+        own = getattr(test, "__dict__", {}).get(name) if name else None
+        # an instance attribute that wraps the class's method with code the patch did not
+        # change is the framework's (Django's SimpleTestCase: async_to_sync(method))
+        if own is not None and not machinery.wrapper_of(own, _function(method), patched):
+            where = machinery.origin(own) or "?"
+            found.append(f"test item {nodeid}: own {name} from {where}")
         records.tampering(emit, state["seen"], found)
 
     def begin(test) -> None:

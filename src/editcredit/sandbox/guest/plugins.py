@@ -1,0 +1,68 @@
+"""The pytest plugins the image installs, as its own ``pytest`` would load them.
+
+Standard library only (mounted into the sandbox; never imports editcredit). The test process
+runs with ``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1`` (METHOD §6), so pytest itself loads no entry
+point; the observer registers the ``pytest11`` entry points found here instead, under their
+entry-point names (a ``-p no:NAME`` of the repository's configuration still blocks one). Only
+the image's own metadata counts: a distribution whose metadata directory holds a file the patch
+changed or added (an edited ``entry_points.txt`` of a development install in the work tree, a
+new ``*.dist-info``) contributes nothing, so a patch can never add a plugin. The rest of the
+image is read-only and the work tree is the patched copy of the image's own, so the set is the
+one the unpatched image has.
+"""
+
+import os
+
+
+def _metadata():
+    try:
+        import importlib.metadata as metadata
+    except ImportError:  # Python < 3.8
+        try:
+            import importlib_metadata as metadata
+        except ImportError:
+            return None
+    return metadata
+
+
+def _touched(directory: str, patched: "frozenset[str]") -> bool:
+    prefix = os.path.realpath(directory) + os.sep
+    return any(p.startswith(prefix) for p in patched)
+
+
+def entry_points(patched: "frozenset[str]") -> "list[tuple[str, object]]":
+    """(name, entry point) of every ``pytest11`` entry point of the distributions on
+    ``sys.path`` (the first distribution of a name wins, as in pluggy), less those of a
+    distribution whose metadata the patch touched."""
+    metadata = _metadata()
+    if metadata is None:
+        return []
+    out, names, dists = [], set(), set()
+    for dist in metadata.distributions():
+        try:
+            name = (dist.metadata["Name"] or "").lower().replace("_", "-")
+        except Exception:  # noqa: BLE001 - a broken metadata file is no plugin
+            continue
+        if name in dists:
+            continue
+        dists.add(name)
+        where = getattr(dist, "_path", None)
+        if where is not None and _touched(str(where), patched):
+            continue
+        for ep in getattr(dist, "entry_points", ()) or ():
+            if ep.group == "pytest11" and ep.name not in names:
+                names.add(ep.name)
+                out.append((ep.name, ep))
+    return out
+
+
+def register(pluginmanager, patched: "frozenset[str]") -> "list[str]":
+    """Load and register the image's plugins (as pluggy's ``load_setuptools_entrypoints``:
+    a blocked or already registered name is skipped); the names registered."""
+    done = []
+    for name, ep in entry_points(patched):
+        if pluginmanager.is_blocked(name) or pluginmanager.get_plugin(name) is not None:
+            continue
+        pluginmanager.register(ep.load(), name=name)
+        done.append(name)
+    return done
