@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pandas as pd
 import yaml
+from checkout import copy_sources
 from taskfactory import REPO
 
 FILES = ("Snakefile", "rules", "scripts", "config", "profiles", "envs", "src", "paper")
@@ -57,13 +57,7 @@ def study_config(policy: Path, suite_file: Path) -> dict:
 
 def copy_workflow(root: Path, cfg: dict) -> Path:
     root.mkdir(parents=True)
-    for name in FILES:
-        src = Path(REPO, name)
-        ignore = shutil.ignore_patterns("tables", "figures", "main.pdf", "__pycache__")
-        if src.is_dir():
-            shutil.copytree(src, root / name, ignore=ignore)
-        else:
-            shutil.copy(src, root / name)
+    copy_sources(FILES, root)
     (root / "config" / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
     return root
 

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from checkout import source_files
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -34,11 +35,9 @@ def cited_sections(text: str) -> list[int]:
 
 
 def scanned_files() -> list[Path]:
+    """The sources scanned (never what a pipeline run left: generated tables, logs, results)."""
     files = [REPO / name for name in SCANNED_FILES]
-    for top in SCANNED:
-        for path in sorted((REPO / top).rglob("*")):
-            if path.is_file() and path.suffix in SUFFIXES and "__pycache__" not in path.parts:
-                files.append(path)
+    files += [REPO / rel for rel in source_files(SCANNED, REPO) if Path(rel).suffix in SUFFIXES]
     this_file = Path(__file__).resolve()  # its examples cite a missing section on purpose
     return [path for path in files if path.resolve() != this_file]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from taskfactory import REPO
+from checkout import copy_sources
 
 from editcredit.rl.records import ROLLOUT_SCHEMA
 
@@ -51,8 +51,7 @@ replay:
 
 
 def _scratch(root: Path, study: dict) -> Path:
-    for name in ("rules", "scripts", "config", "envs"):
-        shutil.copytree(Path(REPO, name), root / name)
+    copy_sources(("rules", "scripts", "config", "envs"), root)
     (root / "Snakefile").write_text(SNAKEFILE)
     (root / "layer.yaml").write_text(LAYER)
     config = root / "config" / "config.yaml"

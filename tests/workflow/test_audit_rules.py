@@ -16,8 +16,8 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from checkout import copy_sources
 from safetensors.numpy import save_file
-from taskfactory import REPO
 
 from editcredit.audit.identity import write_identity
 from editcredit.audit.param_audit import EQUALS_BASE
@@ -63,10 +63,7 @@ def _step(workdir: Path, run: str, step: int, tensors: dict[str, np.ndarray]) ->
 
 @pytest.fixture
 def workdir(tmp_path):
-    for name in ("rules/common.smk", "rules/audit.smk", "scripts", "config", "envs"):
-        src, dst = Path(REPO, name), tmp_path / name
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, dst)
+    copy_sources(("rules/common.smk", "rules/audit.smk", "scripts", "config", "envs"), tmp_path)
     (tmp_path / "Snakefile").write_text(SNAKEFILE)
     cfg = yaml.safe_load((tmp_path / "config/config.yaml").read_text())
     cfg["training"].update(plan={"M": [1], "O": [1]}, endpoint_step=4, segment_steps=2)

@@ -10,7 +10,6 @@ included, from an empty tree (a fresh clone).
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +17,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from checkout import copy_sources
 from taskfactory import REPO, make_calc_task, write_control_records
 
 from editcredit.data.freeze import write_parquet
@@ -48,13 +48,6 @@ def smk(workdir: Path, *args: str, timeout: int = 600) -> subprocess.CompletedPr
     return subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=timeout)
 
 
-def _copy(names, dst: Path) -> None:
-    for name in names:
-        src = Path(REPO, name)
-        (dst / name).parent.mkdir(parents=True, exist_ok=True)
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, dst / name)
-
-
 def _random_policy(out: Path) -> None:
     from editcredit.audit.identity import write_identity
     from editcredit.policy.chat import ChatTemplate
@@ -81,7 +74,7 @@ def _random_policy(out: Path) -> None:
 
 @pytest.fixture
 def scratch(tmp_path):
-    _copy(["rules/common.smk", "rules/eval.smk", "scripts", "config", "envs"], tmp_path)
+    copy_sources(["rules/common.smk", "rules/eval.smk", "scripts", "config", "envs"], tmp_path)
     (tmp_path / "Snakefile").write_text(SNAKEFILE)
     cfg = yaml.safe_load((tmp_path / "config/config.yaml").read_text())
     cfg["agent"].update(max_turns=2, max_new_tokens=12)
@@ -155,7 +148,7 @@ def _without_provenance(path: Path) -> dict:
 def fresh(tmp_path):
     """The real workflow files with the eval rules included, no outputs (a fresh clone)."""
     names = ["Snakefile", "rules", "scripts", "config", "profiles", "envs"]
-    _copy([n for n in names if Path(REPO, n).exists()], tmp_path)
+    copy_sources([n for n in names if Path(REPO, n).exists()], tmp_path)
     snakefile = tmp_path / "Snakefile"
     if 'include: "rules/eval.smk"' not in snakefile.read_text():
         snakefile.write_text(snakefile.read_text() + '\n\ninclude: "rules/eval.smk"\n')

@@ -5,12 +5,12 @@ builds the larger policy."""
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from checkout import copy_sources
 from taskfactory import REPO
 
 FILES = ("Snakefile", "rules", "scripts", "config", "profiles", "envs", "src", "paper")
@@ -21,9 +21,7 @@ GPU_RULES = {"base_model", "training_pool", "train_segment", "control_replay", "
 @pytest.fixture(scope="module")
 def dry_run(tmp_path_factory) -> str:
     root = tmp_path_factory.mktemp("gpubox")
-    for name in FILES:
-        src = Path(REPO, name)
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, root / name)
+    copy_sources(FILES, root)
     cmd = [
         sys.executable,
         "-m",

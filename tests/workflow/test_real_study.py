@@ -17,7 +17,6 @@ rewards differ within a group, the update moves the policy, and credit reaches t
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -26,9 +25,10 @@ import pandas as pd
 import pytest
 import yaml
 from bashqwenfactory import write_bash_qwen2
+from checkout import copy_sources
 from imagefactory import image_suite  # noqa: F401 (fixture)
 from qwenfactory import QWEN2_SPECIAL
-from taskfactory import CONFIG, REPO
+from taskfactory import CONFIG
 
 pytestmark = pytest.mark.docker
 
@@ -58,9 +58,7 @@ def dataset_with_splits(source: Path, out: Path) -> Path:
 @pytest.fixture(scope="module")
 def study(tmp_path_factory, image_suite):  # noqa: F811
     root = tmp_path_factory.mktemp("realstudy")
-    for name in FILES:
-        src = Path(REPO, name)
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, root / name)
+    copy_sources(FILES, root)
     (root / "inputs").mkdir()
     jsonl = dataset_with_splits(image_suite.jsonl, root / "inputs" / "tasks.jsonl")
     train = [t for t in image_suite.tasks if SPLITS[t.repo.split("/")[1]] == "train"]

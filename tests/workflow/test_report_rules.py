@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from taskfactory import REPO
+from checkout import copy_sources
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "report"))
 from fake_results import FakeSpec, write_fake_tree  # noqa: E402
@@ -66,13 +66,7 @@ def job_counts(output: str) -> dict[str, int]:
 def built(tmp_path_factory):
     """A fake upstream tree plus the stats and report rules, run once to the paper."""
     root = tmp_path_factory.mktemp("paper")
-    for name in ("rules", "scripts", "config", "envs"):
-        shutil.copytree(Path(REPO, name), root / name)
-    shutil.copytree(
-        Path(REPO, "paper"),
-        root / "paper",
-        ignore=shutil.ignore_patterns("tables", "figures", "main.pdf", "*.aux", "*.log"),
-    )
+    copy_sources(("rules", "scripts", "config", "envs", "paper"), root)
     targets = '"paper/main.pdf"' if HAS_TEX else "paper_tables()"
     (root / "Snakefile").write_text(SNAKEFILE.replace("TARGETS", targets))
     cfg_text = (root / "config" / "config.yaml").read_text()  # no stop study in this scratch

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import stat
 import subprocess
 import sys
@@ -21,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from checkout import copy_sources
 from safetensors.numpy import save_file
-from taskfactory import REPO
 
 from editcredit.audit.identity import write_identity
 
@@ -85,8 +84,7 @@ def _protect(path: Path) -> None:
 
 @pytest.fixture
 def workdir(tmp_path):
-    for name in ("rules", "scripts", "config", "envs"):
-        shutil.copytree(Path(REPO, name), tmp_path / name)
+    copy_sources(("rules", "scripts", "config", "envs"), tmp_path)
     (tmp_path / "Snakefile").write_text(SNAKEFILE)
     cfg = yaml.safe_load((tmp_path / "config/config.yaml").read_text())
     cfg["training"].update(plan={"O": [1]}, endpoint_step=3, segment_steps=1, keep_checkpoints=2)

@@ -13,13 +13,13 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from checkout import copy_sources
 from taskfactory import REPO
 
 pytest.importorskip(
@@ -74,9 +74,7 @@ def _merged(*paths: Path) -> dict:
 def submissions(tmp_path_factory):
     """Run the workflow against the fake cluster; the recorded sbatch argv per rule."""
     root = tmp_path_factory.mktemp("slurmwf")
-    for name in FILES:
-        src = Path(REPO, name)
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, root / name)
+    copy_sources(FILES, root)
     cfg = _merged(root / "config/config.yaml", *(root / p for p in PRESETS))
     model, suite = cfg["training"]["model"], cfg["training"]["suite"]
     arm, seeds = next(iter(cfg["training"]["plan"].items()))

@@ -2,32 +2,27 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from checkout import copy_sources
 from taskfactory import REPO
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
 
-def smk(*args: str, cwd: str | Path = REPO) -> subprocess.CompletedProcess:
+def smk(*args: str, cwd: str | Path) -> subprocess.CompletedProcess:
     return subprocess.run([*SNAKEMAKE, *args], cwd=cwd, capture_output=True, text=True, timeout=300)
-
-
-def test_lint_is_clean():
-    proc = smk("--lint", "--nolock")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "Congratulations" in proc.stdout + proc.stderr
 
 
 @pytest.fixture
 def workdir(tmp_path):
-    """A copy of the workflow files in an empty directory (no outputs yet)."""
-    for name in (
+    """A copy of the workflow's sources in an empty directory (no outputs yet, whatever the
+    checkout holds: a pipeline run's tables, results and models stay behind)."""
+    names = (
         "Snakefile",
         "rules",
         "scripts",
@@ -37,13 +32,14 @@ def workdir(tmp_path):
         "src",
         "requirements",
         "paper",
-    ):
-        src = Path(REPO, name)
-        if src.is_dir():
-            shutil.copytree(src, tmp_path / name)
-        else:
-            shutil.copy(src, tmp_path / name)
-    return tmp_path
+    )
+    return copy_sources(names, tmp_path)
+
+
+def test_lint_is_clean(workdir):
+    proc = smk("--lint", "--nolock", cwd=workdir)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Congratulations" in proc.stdout + proc.stderr
 
 
 def test_dry_run_lists_the_pending_targets(workdir):

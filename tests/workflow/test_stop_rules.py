@@ -8,7 +8,6 @@ nothing."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,8 +15,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from checkout import copy_sources
 from stop_fake_eval import write_fake_eval
-from taskfactory import REPO
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -63,8 +62,7 @@ def job_counts(output: str) -> dict[str, int]:
 @pytest.fixture(scope="module")
 def built(tmp_path_factory, docker_sandbox):
     root = tmp_path_factory.mktemp("stop")
-    for name in ("rules", "scripts", "config", "envs"):
-        shutil.copytree(Path(REPO, name), root / name)
+    copy_sources(("rules", "scripts", "config", "envs"), root)
     (root / "Snakefile").write_text(SNAKEFILE)
     cfg = yaml.safe_load((root / "config/config.yaml").read_text())
     cfg["evaluation"].update(

@@ -4,7 +4,6 @@ and a segment killed mid-way (a crash, not a clean stop) is redone alone."""
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -13,8 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from checkout import copy_sources
 from policyfactory import train_toy_policy, write_toy_jsonl
-from taskfactory import REPO
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -57,9 +56,7 @@ training:
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory, docker_sandbox):
     root = tmp_path_factory.mktemp("wf")
-    for name in FILES:
-        src = Path(REPO, name)
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, root / name)
+    copy_sources(FILES, root)
     policy = train_toy_policy(tmp_path_factory.mktemp("policy") / "model", docker_sandbox)
     suite = write_toy_jsonl(root / "toy.jsonl")
     (root / "extra.yaml").write_text(_config(policy, suite))
