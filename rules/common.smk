@@ -13,6 +13,7 @@ from editcredit.job_settings import (
     TablesSettings,
 )
 from editcredit.layout import names_regex
+from editcredit.policy.gpu_memory import rule_gpu_mem_mb
 from editcredit.settings import Settings
 
 # The typed configuration tree, built once from the validated config (the Snakefile filled the
@@ -56,6 +57,24 @@ PAPER_FIGURES = ("training_curves", "holdout_curve", "task_differences", "bootst
 def mem_mb(rule_name, fallback=2000):
     resources = SETTINGS.resources.get(rule_name)
     return resources.mem_mb if resources and resources.mem_mb is not None else fallback
+
+
+def gpu_mem_mb(rule_name):
+    """The GPU memory (MiB) a job of ``rule_name`` declares: 0 without a GPU, else the estimate
+    of editcredit.policy.gpu_memory (the model's size, the batch, the context, the KV cache,
+    the update) or resources.<rule>.gpu_mem_mb; a function of the job's wildcards."""
+
+    def declared(wildcards):
+        model = wildcards.get("model")
+        if rule_name in ("base_model", "probe"):
+            gpus = SETTINGS.models[model].gpu
+        elif rule_name == "eval_model":
+            gpus, model = SETTINGS.evaluation.gpu, None
+        else:
+            gpus, model = SETTINGS.training.gpu, None
+        return rule_gpu_mem_mb(SETTINGS, rule_name, model, gpus)
+
+    return declared
 
 
 # --- suites and base models ---------------------------------------------------------------

@@ -45,6 +45,7 @@ rule eval_model:
     threads: 2
     resources:
         gpu=config["evaluation"]["gpu"],
+        gpu_mem_mb=gpu_mem_mb("eval_model"),
         mem_mb=mem_mb("eval_model", 6000),
     params:
         model_dir=eval_model_dir,

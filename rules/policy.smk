@@ -17,6 +17,7 @@ rule base_model:
     threads: 2
     resources:
         gpu=model_gpus,
+        gpu_mem_mb=gpu_mem_mb("base_model"),
         mem_mb=mem_mb("base_model", 6000),
     params:
         model=model_cfg,
@@ -63,6 +64,7 @@ rule probe:
     threads: 2
     resources:
         gpu=model_gpus,
+        gpu_mem_mb=gpu_mem_mb("probe"),
         mem_mb=mem_mb("probe", 6000),
     params:
         settings=job_settings(ProbeJobSettings),

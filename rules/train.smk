@@ -16,6 +16,7 @@ rule training_pool:
     threads: 2
     resources:
         gpu=config["training"]["gpu"],
+        gpu_mem_mb=gpu_mem_mb("training_pool"),
         mem_mb=mem_mb("training_pool", 8000),
     params:
         settings=job_settings(PoolJobSettings),
@@ -41,6 +42,7 @@ rule train_segment:
     threads: 2
     resources:
         gpu=config["training"]["gpu"],
+        gpu_mem_mb=gpu_mem_mb("train_segment"),
         mem_mb=mem_mb("train_segment", 8000),
     params:
         settings=job_settings(SegmentSettings),
@@ -69,6 +71,7 @@ rule control_replay:
     threads: 2
     resources:
         gpu=config["training"]["gpu"],
+        gpu_mem_mb=gpu_mem_mb("control_replay"),
         mem_mb=mem_mb("control_replay", 8000),
     params:
         settings=job_settings(ControlReplaySettings),

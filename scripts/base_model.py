@@ -1,8 +1,10 @@
 """Rule base_model: train the tiny default from scripted experts, or import a local model."""
 
 from editcredit.agent.base_job import base_model_job
+from editcredit.policy.devices import declare_gpu_mem_mb
 from editcredit.workflow import logged
 
+declare_gpu_mem_mb(snakemake.resources)  # noqa: F821 - the GPU memory its job binds
 with logged(snakemake.log[0]):  # noqa: F821 - injected by Snakemake
     base_model_job(
         model_cfg=snakemake.params.model,  # noqa: F821

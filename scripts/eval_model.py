@@ -2,9 +2,11 @@
 
 from editcredit.evaluation.job import EvalModelJob, eval_model_job
 from editcredit.job_settings import EvalModelSettings
+from editcredit.policy.devices import declare_gpu_mem_mb
 from editcredit.workflow import logged
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
+declare_gpu_mem_mb(sm.resources)  # the GPU memory its job binds
 with logged(sm.log[0]):
     eval_model_job(
         EvalModelJob(

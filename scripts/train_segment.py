@@ -1,10 +1,12 @@
 """Rule train_segment: k GRPO steps with the run's credit arm, from the previous segment."""
 
 from editcredit.job_settings import SegmentSettings
+from editcredit.policy.devices import declare_gpu_mem_mb
 from editcredit.rl.train_job import SegmentJob, train_segment_job
 from editcredit.workflow import logged
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
+declare_gpu_mem_mb(sm.resources)  # the GPU memory its job binds
 with logged(sm.log[0]):
     train_segment_job(
         SegmentJob(

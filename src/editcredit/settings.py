@@ -259,6 +259,7 @@ class RuleResources(Section):
 
     mem_mb: int | None = None
     gpu: int | None = None
+    gpu_mem_mb: int | None = None
 
 
 # --- training ---------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """The GPU-box presets: a dry run of the whole DAG with ``profiles/gpu``, ``gpu-box.yaml`` and
-``tiny-large.yaml`` requests one GPU for every rule that generates or trains, none elsewhere, and
-builds the larger policy."""
+``tiny-large.yaml`` requests one GPU for every rule that generates or trains, none elsewhere,
+declares the GPU memory each such job holds (``editcredit.policy.gpu_memory``), and builds the
+larger policy; from those declarations, how many of each job share an 80 GB and a 141 GB card."""
 
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ def dry_run(tmp_path_factory) -> str:
         "--workflow-profile",
         "profiles/gpu",
         "--resources",
-        "gpu=8",
+        "gpu=32",
+        "gpu_mem_mb=81047",
         "--configfile",
         *PRESETS,
         "--printshellcmds",
@@ -101,3 +103,57 @@ def test_presets_layer_into_a_valid_config_with_the_larger_policy():
     arch, default = cfg["models"]["tiny"]["architecture"], base["models"]["tiny"]["architecture"]
     assert arch["hidden_size"] == 512 and arch["num_layers"] == 8
     assert set(arch) == set(default)
+
+
+def _declared(jobs: list[tuple[str, str]]) -> dict[str, set[int]]:
+    """The gpu_mem_mb values each rule's jobs declare (0 where a rule declares none)."""
+    out: dict[str, set[int]] = {}
+    for rule, resources in jobs:
+        m = re.search(r"\bgpu_mem_mb=(\d+)", resources)
+        out.setdefault(rule, set()).add(int(m.group(1)) if m else 0)
+    return out
+
+
+def test_gpu_rules_declare_the_memory_of_the_library_estimate(dry_run):
+    from editcredit.config import validate_config
+    from editcredit.policy.gpu_memory import rule_gpu_mem_mb
+    from editcredit.settings import Settings
+
+    settings = Settings.from_config(validate_config(_layered()))
+    declared = _declared(_jobs(dry_run))
+    for rule, values in declared.items():
+        if rule in GPU_RULES:
+            model = "tiny" if rule == "base_model" else None
+            assert values == {rule_gpu_mem_mb(settings, rule, model)}, rule
+            assert min(values) > 0
+        else:
+            assert values == {0}, rule
+
+
+# GPU jobs at once on one card, from the declarations (memory less the ledger's reserve), with
+# at most --cores 16 / 2 threads a job: an 80 GB H100 and a 141 GB H200
+AT_ONCE = {
+    81559: {"eval_model": 8, "train_segment": 8, "control_replay": 8, "base_model": 8},
+    143771: {"eval_model": 8, "train_segment": 8, "control_replay": 8, "base_model": 8},
+}
+ALONE = {
+    81559: {"eval_model": 19, "train_segment": 10, "control_replay": 10, "base_model": 11},
+    143771: {"eval_model": 34, "train_segment": 19, "control_replay": 19, "base_model": 19},
+}
+
+
+@pytest.mark.parametrize("card_mb", sorted(ALONE))
+def test_jobs_sharing_a_card_by_their_declared_memory(dry_run, card_mb):
+    from editcredit.policy.devices import RESERVE_MB
+    from editcredit.policy.gpu_memory import jobs_at_once
+
+    declared = _declared(_jobs(dry_run))
+    free = card_mb - RESERVE_MB
+    for rule, expected in ALONE[card_mb].items():
+        (mb,) = declared[rule]
+        assert jobs_at_once(free, mb) == expected, rule
+        assert jobs_at_once(free, mb, cap=16 // 2) == AT_ONCE[card_mb][rule], rule
+    # the seven training runs' segments all fit on the 80 GB card beside one evaluation
+    runs = sum(len(seeds) for seeds in _layered()["training"]["plan"].values())
+    (train,), (evaluation,) = declared["train_segment"], declared["eval_model"]
+    assert runs * train + evaluation <= free

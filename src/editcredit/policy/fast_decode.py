@@ -19,6 +19,7 @@ distribution, logits / temperature) out; batched; seeded.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from editcredit.policy import gpu_memory
 from editcredit.policy.generation import (
     GenerationOutput,
     collect_outputs,
@@ -147,6 +149,31 @@ class Qwen2Decoder:
     def refresh_weights(self) -> None:
         self.fused.refresh()
 
+    def rows(self, start: int, stop: int) -> Qwen2Decoder:
+        """A decoder over rows ``start .. stop-1`` of this one's cache (views: what it writes
+        lands in this cache)."""
+        view = copy.copy(self)
+        view.batch = stop - start
+        view.k_cache = self.k_cache[:, start:stop]
+        view.v_cache = self.v_cache[:, start:stop]
+        return view
+
+    def prefill(
+        self, ids: torch.Tensor, pos: torch.Tensor, valid: torch.Tensor, chunk_rows: int
+    ) -> torch.Tensor:
+        """:meth:`forward` of prompts [B, S] from column 0, ``chunk_rows`` rows at a time (the
+        working set of a forward grows with its rows x S x the cache length); one forward of
+        every row when ``chunk_rows`` covers them."""
+        start = torch.tensor(0, device=self.device)
+        B = ids.shape[0]
+        if chunk_rows >= B:
+            return self.forward(ids, pos, start, valid)
+        parts = []
+        for a in range(0, B, chunk_rows):
+            b = min(B, a + chunk_rows)
+            parts.append(self.rows(a, b).forward(ids[a:b], pos[a:b], start, valid[a:b]))
+        return torch.cat(parts)
+
     def _attend(self, q, i: int, allowed: torch.Tensor) -> torch.Tensor:
         """[B, H, S, hd] prompt queries against layer ``i``'s cache -> [B, S, H*hd]."""
         B, H, S, hd = q.shape
@@ -263,6 +290,14 @@ class FastGenerator:
     from turn to turn, reuse a few graphs: the batch is padded to a power of two (padding rows
     copy the first prompt, start finished and are dropped), the cache length to a multiple of
     ``length_bucket``. The last ``max_cached`` buckets are kept.
+
+    With a ``memory_budget`` (bytes this process may hold on its GPU; by default the cap the
+    job set when it bound its devices, ``editcredit.policy.devices.memory_budget_bytes``), a
+    call is planned inside it (``editcredit.policy.gpu_memory.generation_plan``): the oldest
+    buckets are dropped until the new one fits, the prompts are encoded a chunk of rows at a
+    time (padding rows are not encoded), and a call of more rows than one pass holds is
+    decoded in passes (each its own seed, derived from the call's). Without a budget (CPU) a
+    call runs as one pass, as before.
     """
 
     chunk = 16  # steps per noise draw and per host check of "every row finished"
@@ -276,6 +311,7 @@ class FastGenerator:
         pad_id: int,
         use_graph: bool | None = None,
         compile: bool = False,
+        memory_budget: int | None = None,
     ) -> None:
         self.model = model.eval()
         self.stop_ids, self.pad_id = stop_tuple(stop_ids), pad_id
@@ -285,6 +321,15 @@ class FastGenerator:
         self.compile = compile
         self._fused: FusedWeights | None = None
         self._slots: OrderedDict[tuple[int, int, int], _Slot] = OrderedDict()
+        if memory_budget is None and device.type == "cuda":
+            from editcredit.policy.devices import memory_budget_bytes
+
+            memory_budget = memory_budget_bytes()
+        self.memory_budget = memory_budget
+        on_gpu = device.type == "cuda"
+        self._memory_used = (lambda: torch.cuda.memory_allocated(device)) if on_gpu else (lambda: 0)
+        self._shape: gpu_memory.ModelShape | None = None
+        self._dtype_bytes = next(model.parameters()).element_size()
 
     def _slot(self, batch: int, max_len: int, max_new: int) -> _Slot:
         key = (batch, max_len, max_new)
@@ -383,18 +428,89 @@ class FastGenerator:
             return []
         if temperature <= 0:
             raise ValueError("temperature must be > 0 (sampling with recorded log-probs)")
+        if self.memory_budget is None:
+            return self._pass(prompts, max_new_tokens, temperature, seed, None)
+        rows = self._plan(prompts, max_new_tokens, evictable=True).rows
+        if rows >= len(prompts):
+            return self._pass(prompts, max_new_tokens, temperature, seed, rows)
+        out: list[GenerationOutput] = []
+        for k, a in enumerate(range(0, len(prompts), rows)):
+            part_seed = (seed * 1_000_003 + k) % (2**63)
+            out += self._pass(prompts[a : a + rows], max_new_tokens, temperature, part_seed, rows)
+        return out
+
+    def _model_shape(self) -> gpu_memory.ModelShape:
+        if self._shape is None:
+            self._shape = gpu_memory.ModelShape.from_hf_config(self.model.config.to_dict())
+        return self._shape
+
+    def _free_bytes(self, evictable: bool) -> int:
+        """The budget left to this call (``evictable``: as if every kept bucket were dropped)."""
+        used = self._memory_used()
+        if evictable:
+            used -= sum(self._slot_bytes(key) for key in self._slots)
+        return int(self.memory_budget * gpu_memory.PLAN_HEADROOM) - max(0, used)
+
+    def _slot_bytes(self, key: tuple[int, int, int]) -> int:
+        batch, max_len, new = key
+        return gpu_memory.decode_slot_bytes(
+            self._model_shape(), batch, max_len, new, self._dtype_bytes
+        )
+
+    def _plan(self, prompts, max_new_tokens: int, evictable: bool) -> gpu_memory.GenerationPlan:
+        width = max(len(p) for p in prompts)
+        return gpu_memory.generation_plan(
+            self._model_shape(),
+            len(prompts),
+            width,
+            max_new_tokens,
+            self._dtype_bytes,
+            self._free_bytes(evictable),
+        )
+
+    def _make_room(self, key: tuple[int, int, int], width: int) -> int:
+        """Drop the oldest kept buckets until bucket ``key`` and one prefill row fit in the
+        budget; the rows a prefill chunk may then take."""
+        shape, size = self._model_shape(), self._dtype_bytes
+        row = gpu_memory.prefill_row_bytes(shape, width, key[1], size)
+        need = row + (0 if key in self._slots else self._slot_bytes(key))
+        while self._free_bytes(False) < need and any(k != key for k in self._slots):
+            oldest = next(k for k in self._slots if k != key)
+            del self._slots[oldest]
+        return max(1, (self._free_bytes(False) - need + row) // row)
+
+    def _pass(
+        self,
+        prompts: list[list[int]],
+        max_new_tokens: int,
+        temperature: float,
+        seed: int,
+        planned_rows: int | None,
+    ) -> list[GenerationOutput]:
         B, W = len(prompts), max(len(p) for p in prompts)
         batch = 1 << (B - 1).bit_length()
         new = _round_up(max_new_tokens, self.chunk)
-        slot = self._slot(batch, _round_up(W + new, self.length_bucket), new)
+        key = (batch, _round_up(W + new, self.length_bucket), new)
+        chunk_rows = batch if planned_rows is None else self._make_room(key, W)
+        slot = self._slot(*key)
         d, s = slot.decoder, slot.static
         d.refresh_weights()
-        rows = prompts + [prompts[0]] * (batch - B)
-        ids, mask, pos = left_padded(rows, self.pad_id, d.device)
-        valid = torch.zeros((batch, d.max_len), dtype=torch.bool, device=d.device)
-        valid[:, :W] = mask.bool()
-        s["valid"].copy_(valid)
-        s["logits"].copy_(d.forward(ids, pos, torch.tensor(0, device=d.device), valid))
+        if planned_rows is None:
+            rows = prompts + [prompts[0]] * (batch - B)
+            ids, mask, pos = left_padded(rows, self.pad_id, d.device)
+            valid = torch.zeros((batch, d.max_len), dtype=torch.bool, device=d.device)
+            valid[:, :W] = mask.bool()
+            s["valid"].copy_(valid)
+            s["logits"].copy_(d.forward(ids, pos, torch.tensor(0, device=d.device), valid))
+        else:  # padding rows are not encoded: they start finished, their outputs dropped
+            ids, mask, pos = left_padded(prompts, self.pad_id, d.device)
+            valid = torch.zeros((batch, d.max_len), dtype=torch.bool, device=d.device)
+            valid[:B, :W] = mask.bool()
+            valid[B:, 0] = True  # a padding row attends to one (finite) column
+            s["valid"].copy_(valid)
+            s["logits"].zero_()
+            s["logits"][:B].copy_(d.rows(0, B).prefill(ids, pos, valid[:B], chunk_rows))
+            pos = torch.cat([pos, pos[:1].expand(batch - B, -1)])
         s["pos"].copy_(pos[:, -1:] + 1)
         s["col"].fill_(W)
         s["step"].zero_()
