@@ -1,0 +1,104 @@
+"""Task images of real layouts and real upstream releases, built offline from local files.
+
+A release is a file from PyPI (an sdist with its tests, or a wheel), kept in
+``EDITCREDIT_UPSTREAM_CACHE`` (default ``~/.cache/editcredit/upstream``) and fetched with
+``pip download`` only when missing; a test that cannot get it is skipped, naming the file.
+An image is built ``FROM`` the offline sandbox image (Python 3.11, no pip), as
+``docs/image-tasks.md`` says: the repository at ``/testbed``, what the image installs copied
+into its ``dist-packages`` (wheels unpacked, ``.pth`` files of development installs). An image
+whose recipe label (the SHA256 of the base image id and every file of its context) matches is
+reused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+from taskfactory import CONFIG
+
+from editcredit.data.image_suite import build_image
+
+CACHE = Path(
+    os.environ.get("EDITCREDIT_UPSTREAM_CACHE", Path.home() / ".cache" / "editcredit" / "upstream")
+)
+SITE = "/usr/local/lib/python3.11/dist-packages"
+LABEL_RECIPE = "editcredit.layout-recipe"
+
+
+def release(spec: str, sdist: bool) -> Path:
+    """The file of ``spec`` (``name==version``): from the cache, else ``pip download``."""
+    dest = CACHE / spec.replace("==", "-")
+    found = sorted(dest.glob("*")) if dest.exists() else []
+    if not found:
+        dest.mkdir(parents=True, exist_ok=True)
+        binary = ["--no-binary", ":all:"] if sdist else ["--only-binary", ":all:"]
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", *binary, spec, "-d", dest]
+        proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=600)
+        found = sorted(dest.glob("*"))
+        if proc.returncode != 0 or not found:
+            pytest.skip(f"{spec} is not in {dest} and pip could not download it")
+    return found[0]
+
+
+def unpack_wheel(spec: str, site: Path) -> None:
+    with zipfile.ZipFile(release(spec, sdist=False)) as zf:
+        zf.extractall(site)
+
+
+def unpack_sdist(spec: str, dest: Path) -> Path:
+    """Extract the sdist of ``spec`` under ``dest``; its top directory."""
+    with tarfile.open(release(spec, sdist=True)) as tf:
+        tf.extractall(dest, filter="data")
+    (top,) = [p for p in dest.iterdir() if p.is_dir()]
+    return top
+
+
+def write_files(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def recipe_of(ctx: Path, base_id: str) -> str:
+    digest = hashlib.sha256(base_id.encode())
+    for path in sorted(p for p in ctx.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(ctx)).encode() + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def build_layout_image(tag: str, ctx: Path) -> str:
+    """Build ``ctx`` (``repo/`` -> /testbed, ``site/`` -> dist-packages) as ``tag``."""
+    from editcredit.sandbox.docker_backend import docker_client
+
+    client = docker_client()
+    base = CONFIG["sandbox"]["image"]
+    (ctx / "site").mkdir(exist_ok=True)
+    (ctx / "Dockerfile").write_text(
+        f"FROM {base}\nCOPY site/ {SITE}/\nCOPY repo/ /testbed/\nWORKDIR /testbed\n",
+        encoding="utf-8",
+    )
+    recipe = recipe_of(ctx, client.images.get(base).id)
+    try:
+        current = client.images.get(tag)
+    except Exception:
+        current = None
+    if current is not None and current.labels.get(LABEL_RECIPE) == recipe:
+        return tag
+    build_image(client, tag, ctx, {LABEL_RECIPE: recipe})
+    return tag
+
+
+def fresh_dir(path: Path) -> Path:
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True)
+    return path
