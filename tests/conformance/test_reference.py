@@ -17,6 +17,7 @@ from editcredit.conformance.reference import (
     django_statuses,
     junit_nodeid,
     junit_statuses,
+    sympy_statuses,
 )
 from editcredit.conformance.report import report_json, text_table
 
@@ -180,3 +181,42 @@ def test_any_difference_fails_the_project(grader_bug, verdicts):
     table = text_table([result])
     assert "NO" in table and "0/1 projects conform" in table
     assert '"conforming": 0' in report_json([result])
+
+
+SYMPY_OLD = """\
+============================= test process starts ==============================
+executable:         /usr/bin/python3  (3.11.2-final-0) [CPython]
+sympy/utilities/tests/test_iterables.py[4]
+test_is_palindromic ok
+test_rotate F
+test_known_bug f
+test_slow_one Slow w                                                          [FAIL]
+
+sympy/core/tests/test_singleton.py[2]
+test_Singleton ok
+test_names E                                                                  [FAIL]
+
+________________________________________________________________________________
+"""
+
+SYMPY_PYTEST = """\
+sympy/utilities/tests/test_iterables.py::test_rotate FAILED               [ 50%]
+sympy/utilities/tests/test_iterables.py::test_ok PASSED                   [ 75%]
+sympy/core/tests/test_singleton.py::test_skip SKIPPED (no numpy)          [100%]
+"""
+
+
+def test_sympy_statuses_of_both_runners():
+    assert sympy_statuses(SYMPY_OLD) == {
+        "sympy/utilities/tests/test_iterables.py::test_is_palindromic": "passed",
+        "sympy/utilities/tests/test_iterables.py::test_rotate": "failed",
+        "sympy/utilities/tests/test_iterables.py::test_known_bug": "xfail",
+        "sympy/utilities/tests/test_iterables.py::test_slow_one": "skipped",
+        "sympy/core/tests/test_singleton.py::test_Singleton": "passed",
+        "sympy/core/tests/test_singleton.py::test_names": "error",
+    }
+    assert sympy_statuses(SYMPY_PYTEST) == {
+        "sympy/utilities/tests/test_iterables.py::test_rotate": "failed",
+        "sympy/utilities/tests/test_iterables.py::test_ok": "passed",
+        "sympy/core/tests/test_singleton.py::test_skip": "skipped",
+    }

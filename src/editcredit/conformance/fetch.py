@@ -1,4 +1,5 @@
-"""Pinned downloads from PyPI, cached by content under ``cache/conformance/files``.
+"""Pinned downloads from PyPI (or a pinned URL on Debian's archive), cached by content under
+``cache/conformance/files``.
 
 A file is fetched with pip (``pip download --no-deps``: ``--no-binary :all:`` for an sdist,
 ``--only-binary :all: --python-version 3.11`` for a wheel), then kept only if its SHA256 is the
@@ -13,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import urllib.request
 from pathlib import Path
 
 from editcredit.conformance.pins import FilePin
@@ -61,12 +63,19 @@ def fetch(pin: FilePin, cache: Path) -> Path:
     if target.is_file() and file_sha256(target) == pin.sha256:
         return target
     files.mkdir(parents=True, exist_ok=True)
+    tail = ""
     with tempfile.TemporaryDirectory(dir=files) as tmp:
-        cmd = [sys.executable, "-m", "pip", *pip_args(pin), "-d", tmp]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
         got = Path(tmp) / pin.filename
-        if not got.is_file():
+        if pin.url:
+            try:
+                urllib.request.urlretrieve(pin.url, got)
+            except OSError as exc:
+                raise FetchError(f"{pin.filename}: download from {pin.url} failed: {exc}") from None
+        else:
+            cmd = [sys.executable, "-m", "pip", *pip_args(pin), "-d", tmp]
+            proc = subprocess.run(cmd, capture_output=True, text=True)
             tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-4:])
+        if not got.is_file():
             raise FetchError(f"{pin.filename}: pip download did not produce it:\n{tail}")
         digest = file_sha256(got)
         if digest != pin.sha256:

@@ -28,10 +28,12 @@ class PinsError(ValueError):
 
 @dataclass(frozen=True)
 class FilePin:
-    """One downloaded file: its exact file name on PyPI and its SHA256."""
+    """One downloaded file: its exact file name on PyPI (or its ``url`` on Debian's package
+    archive, for a release whose PyPI files lack what the suite needs) and its SHA256."""
 
     filename: str
     sha256: str
+    url: str = ""
 
 
 @dataclass(frozen=True)
@@ -80,14 +82,24 @@ class Pins:
 
 
 def _pin(value: Any, where: str) -> FilePin:
-    if not isinstance(value, dict) or set(value) != {"file", "sha256"}:
-        raise PinsError(f"{where}: expected a mapping with exactly 'file' and 'sha256'")
-    name, digest = value["file"], value["sha256"]
+    if not isinstance(value, dict) or not {"file", "sha256"} <= set(value) <= {
+        "file",
+        "sha256",
+        "url",
+    }:
+        raise PinsError(f"{where}: expected a mapping with 'file', 'sha256' (and 'url')")
+    name, digest, url = value["file"], value["sha256"], value.get("url", "")
     if not isinstance(name, str) or "/" in name or not name:
         raise PinsError(f"{where}.file: not a file name: {name!r}")
     if not isinstance(digest, str) or not _SHA.match(digest):
         raise PinsError(f"{where}.sha256: not a lower-case SHA256: {digest!r}")
-    return FilePin(name, digest)
+    if url and (
+        not isinstance(url, str)
+        or not url.startswith(("http://", "https://"))
+        or not url.endswith("/" + name)
+    ):
+        raise PinsError(f"{where}.url: expected an http(s) URL ending in /{name}")
+    return FilePin(name, digest, url)
 
 
 def _edit(value: Any, where: str) -> Edit:

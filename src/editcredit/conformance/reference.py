@@ -139,3 +139,57 @@ def _django_word(word: str) -> str | None:
     if word.startswith("skipped"):
         return "skipped"
     return None
+
+
+# SymPy's own runner (bin/test --verbose): "path[N]" opens a file, then one line per test,
+# "test_name ok" (or f, X, F, E, T, "reason s"), the last with "[OK]" or "[FAIL]" appended.
+# From 1.13 bin/test runs pytest, whose -v lines are "path::test_name PASSED [ 5%]".
+_SYMPY_FILE = re.compile(r"^(?P<path>\S+\.py)\[\d+\]")
+_SYMPY_TEST = re.compile(r"^(?P<name>test_\w+)(?P<rest>( .*)?)$")
+_SYMPY_CHAR = {
+    "ok": "passed",
+    "f": "xfail",
+    "X": "xpass",
+    "F": "failed",
+    "E": "error",
+    "T": "failed",
+}
+_PYTEST_V = re.compile(r"^(?P<id>\S+::\S+) (?P<word>PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b")
+_PYTEST_WORD = {
+    "PASSED": "passed",
+    "FAILED": "failed",
+    "ERROR": "error",
+    "SKIPPED": "skipped",
+    "XFAIL": "xfail",
+    "XPASS": "xpass",
+}
+
+
+def sympy_statuses(text: str) -> dict[str, str]:
+    """``path::test_name`` -> status from SymPy's ``bin/test --verbose`` output (its own
+    runner's lines, or pytest's ``-v`` lines where bin/test runs pytest)."""
+    out: dict[str, str] = {}
+    current = ""
+    for line in text.splitlines():
+        found = _PYTEST_V.match(line)
+        if found:
+            key, status = found["id"], _PYTEST_WORD[found["word"]]
+            out[key] = _worse(out.get(key), status)
+            continue
+        opened = _SYMPY_FILE.match(line)
+        if opened:
+            current = opened["path"]
+            line = line[opened.end() :].strip()
+        test = _SYMPY_TEST.match(line.strip())
+        if not test or not current:
+            continue
+        rest = re.sub(r"\s*\[(OK|FAIL)\]\s*$", "", test["rest"]).strip()
+        if not rest:
+            continue
+        last = rest.split()[-1]
+        status = _SYMPY_CHAR.get(last) or ("skipped" if last in ("s", "w", "K") else None)
+        if status is None:
+            continue
+        key = f"{current}::{test['name']}"
+        out[key] = _worse(out.get(key), status)
+    return out

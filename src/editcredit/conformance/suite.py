@@ -26,7 +26,12 @@ from editcredit.conformance.compare import (
 from editcredit.conformance.edits import edit_diff
 from editcredit.conformance.fetch import FetchError
 from editcredit.conformance.pins import Edit, Project
-from editcredit.conformance.reference import ReferenceError_, django_statuses, junit_statuses
+from editcredit.conformance.reference import (
+    ReferenceError_,
+    django_statuses,
+    junit_statuses,
+    sympy_statuses,
+)
 
 REFERENCE_ENV = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
@@ -38,6 +43,7 @@ REFERENCE_ENV = {
     "PYTHONDONTWRITEBYTECODE": "1",
 }
 DJANGO_COMMAND = ["./tests/runtests.py", "--verbosity", "2", "--parallel", "1"]
+SYMPY_COMMAND = ["bin/test", "-C", "--verbose"]
 
 
 def reference_command(project: Project) -> list[str]:
@@ -62,7 +68,8 @@ def reference_command(project: Project) -> list[str]:
             for t in project.tests
         ]
         return ["python3", *command, *labels]
-    raise ValueError(f"{project.name}: no reference runner for {project.runner!r}")
+    command = list(project.command) or SYMPY_COMMAND
+    return ["python3", *command, *project.tests]
 
 
 def reference_statuses(project: Project, out: Path, text: str) -> dict[str, str]:
@@ -71,7 +78,9 @@ def reference_statuses(project: Project, out: Path, text: str) -> dict[str, str]
         if not junit.is_file():
             raise ReferenceError_(f"pytest wrote no JUnit XML; output ends:\n{text[-1500:]}")
         return junit_statuses(junit.read_text(encoding="utf-8"), list(project.tests), text)
-    return django_statuses(text)
+    if project.runner == "django":
+        return django_statuses(text)
+    return sympy_statuses(text)
 
 
 def run_reference(
