@@ -12,6 +12,19 @@ step through transformers' own LM loss (same tokens, micro-batches, clipping and
 
     python benchmarks/bench_gpu_generation.py [--configs 57M,210M,646M] [--out DIR]
         [--skip-training] [--profile]
+
+One evaluation job (``--eval-job``): the GPU box's evaluation of the larger tiny policy
+(``config/presets/tiny-large.yaml``, bf16, the fast backend without compile) inside the budget
+its rule declares (``editcredit.policy.gpu_memory``; the allocator capped there, as
+``editcredit.policy.devices.bind_gpus`` does): ``--episodes`` episodes in batches of the
+evaluation's 128, turns whose prompts grow by a reply and an observation until the agent's
+context of 2,048 tokens. Per turn: the call's seconds, its prefill (a call of one new token), and
+its decode steps against the bandwidth bound of the model at its batch (the bytes a step must
+read, weights and the whole KV cache of the call's bucket, over the card's HBM bandwidth); the
+peak memory against the budget. And one policy update of the training job's micro-batch
+(8 sequences of 2,048 tokens, fp32 weights under bf16 autocast) against its estimate.
+
+    python benchmarks/bench_gpu_generation.py --eval-job [--episodes 512] [--out DIR]
 """
 
 from __future__ import annotations
@@ -26,6 +39,7 @@ import torch
 from synthetic import update_sequences
 from transformers import Qwen2Config, Qwen2ForCausalLM
 
+from editcredit.policy import gpu_memory
 from editcredit.policy.fast_decode import FastGenerator
 from editcredit.policy.generation import TransformersGenerator
 from editcredit.rl.update import policy_update
@@ -39,13 +53,15 @@ CONFIGS = {  # hidden, layers, heads, kv heads, intermediate
     "57M": (512, 8, 8, 2, 2048),
     "210M": (1024, 12, 16, 4, 4096),
     "646M": (1536, 18, 16, 4, 6144),
+    "tiny-large": (512, 8, 8, 2, 2048),  # config/presets/tiny-large.yaml (vocab 2,048 there)
 }
+HBM_BYTES_PER_S = {"H100": 3.35e12, "H200": 4.8e12}  # the vendors' datasheets (SXM)
 
 
-def build(name: str) -> Qwen2ForCausalLM:
+def build(name: str, vocab: int = VOCAB) -> Qwen2ForCausalLM:
     h, layers, heads, kv, inter = CONFIGS[name]
     cfg = Qwen2Config(
-        vocab_size=VOCAB,
+        vocab_size=vocab,
         hidden_size=h,
         num_hidden_layers=layers,
         num_attention_heads=heads,
@@ -215,6 +231,129 @@ def profile_decode_step(model, batch: int, prompt_len: int, steps: int = 32) -> 
     return prof.key_averages().table(sort_by=key, row_limit=40)
 
 
+def hbm_bandwidth() -> float:
+    name = torch.cuda.get_device_name() if DEVICE == "cuda" else ""
+    return next((bw for key, bw in HBM_BYTES_PER_S.items() if key in name), float("nan"))
+
+
+def eval_turns(episodes: int, seed: int = 0) -> list[list[list[int]]]:
+    """Each turn's prompts of ``episodes`` episodes: a first prompt of 300-600 tokens, then
+    the reply (64) and an observation (40-160) a turn, an episode ending at random (a third
+    stop after each turn) or when its next turn would pass the context (2,048)."""
+    rng = np.random.default_rng(seed)
+    prompts = [rng.integers(2, 2048, rng.integers(300, 601)).tolist() for _ in range(episodes)]
+    turns = []
+    while prompts:
+        turns.append(prompts)
+        grown = []
+        for p in prompts:
+            nxt = p + rng.integers(2, 2048, 64 + rng.integers(40, 161)).tolist()
+            if len(nxt) + 64 <= 2048 and rng.random() > 1 / 3:
+                grown.append(nxt)
+        prompts = grown
+    return turns
+
+
+def bench_eval_job(episodes: int, batch: int = 128, new: int = 64) -> dict:
+    """One evaluation job's generation inside its declared budget (see the module doc)."""
+    model = build("tiny-large", vocab=2048).to(DEVICE, DTYPE).eval()
+    shape = gpu_memory.ModelShape.from_hf_config(model.config.to_dict())
+    declared = gpu_memory.job_mb(shape, gpu_memory.GpuJob(batch, 2048, new, "fast"))
+    budget = gpu_memory.allocator_budget_bytes(declared)
+    if DEVICE == "cuda":
+        total = torch.cuda.get_device_properties(0).total_memory
+        torch.cuda.set_per_process_memory_fraction(budget / total, 0)
+        torch.cuda.reset_peak_memory_stats()
+    fast = FastGenerator(model, -1, 0, compile=False, memory_budget=budget)
+    bandwidth = hbm_bandwidth()
+    weights = shape.parameters * 2  # bf16, each read once a step (q/k/v and gate/up fused)
+    rows_out, t_all, t_decode, t_bound, new_tokens = [], 0.0, 0.0, 0.0, 0
+    for start in range(0, episodes, batch):
+        for turn, prompts in enumerate(eval_turns(min(batch, episodes - start), seed=start)):
+            seed = 1000 * start + turn
+            _, t_one = timed(lambda p=prompts, s=seed: fast.generate(p, 1, 1.0, s))
+            outs, t = timed(lambda p=prompts, s=seed: fast.generate(p, new, 1.0, s))
+            width = max(map(len, prompts))
+            rows = gpu_memory.bucket_rows(len(prompts))
+            length = gpu_memory.bucket_length(width, new)
+            step_bytes = weights + gpu_memory.kv_bytes(shape, rows, length, 2)
+            step_s = (t - t_one) / (new - 1)
+            bound_s = step_bytes / bandwidth
+            t_all += t
+            t_decode += t - t_one
+            t_bound += bound_s * (new - 1)
+            new_tokens += sum(len(o.token_ids) for o in outs)
+            rows_out.append(
+                {
+                    "batch": start // batch,
+                    "turn": turn,
+                    "rows": len(prompts),
+                    "width": width,
+                    "call_s": round(t, 4),
+                    "prefill_s": round(t_one, 4),
+                    "decode_step_ms": round(step_s * 1e3, 4),
+                    "bandwidth_bound_step_ms": round(bound_s * 1e3, 5),
+                    "step_vs_bound": round(step_s / bound_s, 1),
+                }
+            )
+    res = {
+        "parameters": shape.parameters,
+        "episodes": episodes,
+        "calls": len(rows_out),
+        "declared_gpu_mem_mb": declared,
+        "allocator_budget_mib": budget / 2**20,
+        "generation_s": t_all,
+        "decode_s": t_decode,
+        "decode_bandwidth_bound_s": t_bound,
+        "decode_vs_bound": t_decode / t_bound,
+        "new_tokens": new_tokens,
+        "new_tokens_per_s": new_tokens / t_all,
+        "hbm_bytes_per_s": bandwidth,
+        "turns": rows_out,
+    }
+    if DEVICE == "cuda":
+        res["peak_allocated_mib"] = torch.cuda.max_memory_allocated() / 2**20
+        res["peak_reserved_mib"] = torch.cuda.max_memory_reserved() / 2**20
+        res["kept_buckets"] = [list(k) for k in fast._slots]
+    return res
+
+
+def bench_update_memory(shape) -> dict:
+    """Peak memory of one policy update of the training job's micro-batch (8 x 2,048 tokens, a
+    quarter generated; fp32 weights and AdamW, bf16 autocast) against ``update_bytes``."""
+    if DEVICE != "cuda":
+        return {}
+    torch.cuda.set_per_process_memory_fraction(1.0, 0)
+    torch.cuda.empty_cache()
+    model = build("tiny-large", vocab=2048).to(DEVICE)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-6)
+    valid = np.zeros(2048, dtype=bool)
+    valid[1536:] = True
+    seqs = update_sequences([valid] * 8, 2048, groups=1)
+    kwargs = dict(
+        policy_loss="dppo_binary_tv",
+        loss_aggregation="prompt_mean",
+        ppo_clip=0.2,
+        dppo_delta=0.15,
+        temperature=1.0,
+        micro_batch_size=8,
+        micro_batch_tokens=0,
+        max_grad_norm=1.0,
+    )
+    policy_update(model, opt, seqs, **kwargs)  # AdamW's moments exist from here on
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    _, seconds = timed(lambda: policy_update(model, opt, seqs, **kwargs))
+    peak = torch.cuda.max_memory_allocated()
+    return {
+        "update_s": seconds,
+        "held_before_mib": before / 2**20,
+        "peak_allocated_mib": peak / 2**20,
+        "estimate_mib": gpu_memory.update_bytes(shape, 8, 2048) / 2**20,
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--configs", default="57M,210M,646M")
@@ -226,7 +365,21 @@ def main() -> None:
     ap.add_argument(
         "--profile", action="store_true", help="also write a kernel table of the decode step"
     )
+    ap.add_argument("--eval-job", action="store_true", help="one evaluation job, see above")
+    ap.add_argument("--episodes", type=int, default=512)
     args = ap.parse_args()
+    if args.eval_job:
+        res = {"device": torch.cuda.get_device_name() if DEVICE == "cuda" else "cpu"}
+        res.update(bench_eval_job(args.episodes))
+        res["update"] = bench_update_memory(
+            gpu_memory.ModelShape.from_hf_config(build("tiny-large", 2048).config.to_dict())
+        )
+        summary = {k: v for k, v in res.items() if k != "turns"}
+        print(json.dumps(summary, indent=1), flush=True)
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "gpu_eval_job.json").write_text(json.dumps(res, indent=2) + "\n")
+        return
     name_of = torch.cuda.get_device_name() if DEVICE == "cuda" else "cpu"
     results = {
         "device": name_of,

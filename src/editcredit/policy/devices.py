@@ -22,17 +22,19 @@ a job that cannot get its devices names those processes in its error.
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import os
 import re
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
-from editcredit.policy.gpu_memory import allocator_budget_bytes
+from editcredit.policy.gpu_memory import MIB, allocator_budget_bytes
 from editcredit.policy.gpu_processes import foreign_processes, gpu_processes, own_pids
 
 LOCK_DIR = Path(os.environ.get("EDITCREDIT_GPU_LOCKS", "/tmp/editcredit-gpu-locks"))
@@ -263,4 +265,22 @@ def _cap_allocators(declared_mb: int, n: int) -> None:
     for index in range(n):
         total = torch.cuda.get_device_properties(index).total_memory
         torch.cuda.set_per_process_memory_fraction(min(1.0, budget / total), index)
+    if _budget["bytes"] is None:
+        atexit.register(_report_peak)
     _budget["bytes"] = budget
+
+
+def _report_peak() -> None:
+    """The job's peak GPU memory against its budget, in its log (the figures of docs/scale.md)."""
+    budget = _budget["bytes"]
+    if budget is None or not torch.cuda.is_initialized():
+        return
+    for index in range(torch.cuda.device_count()):
+        peak = torch.cuda.max_memory_reserved(index) / MIB
+        allocated = torch.cuda.max_memory_allocated(index) / MIB
+        print(
+            f"GPU memory of {Path(sys.argv[0]).name} (pid {os.getpid()}): device {index} "
+            f"peak reserved {peak:.0f} MiB, peak allocated "
+            f"{allocated:.0f} MiB, allocator budget {budget / MIB:.0f} MiB",
+            flush=True,
+        )

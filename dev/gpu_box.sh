@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The GPU-box measurements of docs/scale.md ("Profiles and GPUs") on a lent GPU machine with
+# Python and PyTorch but no Snakemake, docker or TeX. Run from the repository root with the
+# missing packages as wheels in .whl/ and the frozen suite in data/frozen/ (frozen here, where
+# docker is); OUT is where the figures go.
+#
+#   dev/gpu_box.sh bench OUT     # the evaluation job's generation against its bandwidth bound
+#   dev/gpu_box.sh study OUT     # start the documented GPU-box command (in the background)
+#   dev/gpu_box.sh wait S OUT    # wait up to S seconds for it, then copy what it measured
+set -euo pipefail
+what=$1
+shift
+STATE=/tmp/gpu_box
+mkdir -p "$STATE"
+if [ ! -f "$STATE/installed" ]; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+        --target /tmp/site .whl/*.whl
+    touch data/frozen/*/*  # newer than their sources: the copy is the frozen suite
+    touch "$STATE/installed"
+fi
+export PYTHONPATH=/tmp/site:$PWD/src PYTHONUNBUFFERED=1
+
+collect() {
+    local out=$1
+    cp "$STATE/study.log" "$out/study.log" 2>/dev/null || true
+    cp "$STATE/smi.csv" "$out/smi.csv" 2>/dev/null || true
+    cp "$STATE/apps.csv" "$out/apps.csv" 2>/dev/null || true
+    # GPU-holding seconds per job (Snakemake's benchmark files), one line each
+    find results/benchmarks -name '*.tsv' 2>/dev/null | sort | while read -r f; do
+        printf '%s\t%s\n' "$f" "$(tail -n 1 "$f")"
+    done >"$out/benchmarks.tsv"
+    grep -h "GPU memory of" "$STATE/study.log" >"$out/gpu_peaks.txt" 2>/dev/null || true
+}
+
+case $what in
+bench)
+    out=$1
+    nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | tee "$out/card.txt"
+    python3 -m editcredit.policy.gpu_box | tee -a "$out/card.txt"
+    (cd benchmarks && python3 bench_gpu_generation.py --eval-job --episodes 512 --out "$out")
+    ;;
+study)
+    out=$1
+    resources=$(python3 -m editcredit.policy.gpu_box)
+    echo "resources: $resources" | tee "$out/resources.txt"
+    setsid nohup nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used \
+        --format=csv -lms 1000 >"$STATE/smi.csv" 2>&1 &
+    setsid nohup nvidia-smi --query-compute-apps=timestamp,pid,used_memory \
+        --format=csv -lms 2000 >"$STATE/apps.csv" 2>&1 &
+    # shellcheck disable=SC2086  # the resources are two words
+    setsid nohup bash -c "start=\$(date +%s); python3 -m snakemake --cores 16 \
+        --workflow-profile profiles/gpu --resources $resources \
+        --configfile config/presets/gpu-box.yaml config/presets/tiny-large.yaml \
+        --omit-from paper; echo \"snakemake rc=\$? wall=\$(( \$(date +%s) - start ))s\"" \
+        >"$STATE/study.log" 2>&1 &
+    sleep 5
+    tail -n 5 "$STATE/study.log"
+    ;;
+wait)
+    limit=$1 out=$2
+    end=$(($(date +%s) + limit))
+    while [ "$(date +%s)" -lt "$end" ] && ! grep -q "snakemake rc=" "$STATE/study.log"; do
+        sleep 5
+    done
+    collect "$out"
+    grep -E "snakemake rc=|steps \(|Error|error" "$STATE/study.log" | tail -n 20 || true
+    tail -n 3 "$STATE/study.log"
+    ;;
+*)
+    echo "usage: dev/gpu_box.sh bench|study|wait ..." >&2
+    exit 2
+    ;;
+esac
