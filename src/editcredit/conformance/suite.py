@@ -77,7 +77,7 @@ def reference_statuses(project: Project, out: Path, text: str) -> dict[str, str]
         junit = out / "junit.xml"
         if not junit.is_file():
             raise ReferenceError_(f"pytest wrote no JUnit XML; output ends:\n{text[-1500:]}")
-        return junit_statuses(junit.readtext(encoding="utf-8"), list(project.tests), text)
+        return junit_statuses(junit.read_text(encoding="utf-8"), list(project.tests), text)
     if project.runner == "django":
         return django_statuses(text)
     return sympy_statuses(text)
@@ -116,7 +116,7 @@ def run_reference(
         text = container.logs(stdout=True, stderr=True).decode("utf-8", "replace")
     finally:
         remove_container(container)
-    (work / "output.txt").writetext(text, encoding="utf-8")
+    (work / "output.txt").write_text(text, encoding="utf-8")
     return reference_statuses(project, out, text), text
 
 
@@ -160,7 +160,7 @@ def grader_statuses(report, runner: str) -> dict[str, str]:
 
 
 def _diff(tree: Path, edit: Edit) -> str:
-    return edit_diff((tree / edit.path).readtext(encoding="utf-8"), edit)
+    return edit_diff((tree / edit.path).read_text(encoding="utf-8"), edit)
 
 
 def run_project(
@@ -222,7 +222,7 @@ def run_project(
                         f"{e['nodeid']}: {e['message'].splitlines()[0][:200]}" for e in errors[:5]
                     ]
                 log(f"{project.name}: grader {run}: {verdict} ({report.reason[:120]})")
-        (work / "gradings.json").writetext(json.dumps(reports, indent=1, default=str))
+        (work / "gradings.json").write_text(json.dumps(reports, indent=1, default=str))
         judge_project(result, reference, grader, verdicts)
     except (BuildError, FetchError, ReferenceError_, ValueError, RuntimeError, OSError) as exc:
         result.error = f"{type(exc).__name__}: {exc}"[:2000]
@@ -247,7 +247,7 @@ def run_suite(
     log=print,
 ) -> list[ProjectResult]:
     """Every project in turn; the JSON report and text table under ``out_dir`` when given."""
-    from editcredit.audit.provenance import atomic_writetext
+    from editcredit.audit.provenance import atomic_write_text
     from editcredit.conformance.report import report_json, text_table
     from editcredit.sandbox.docker_backend import docker_client
 
@@ -257,6 +257,6 @@ def run_suite(
         results.append(run_project(project, repo_root, cache, sandbox_cfg, weights, client, log))
         if out_dir is not None:
             out_dir.mkdir(parents=True, exist_ok=True)
-            atomic_writetext(out_dir / "conformance.json", report_json(results))
-            atomic_writetext(out_dir / "conformance.txt", text_table(results))
+            atomic_write_text(out_dir / "conformance.json", report_json(results))
+            atomic_write_text(out_dir / "conformance.txt", text_table(results))
     return results
