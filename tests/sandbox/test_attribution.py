@@ -36,7 +36,6 @@ import unittest
 class AsyncToSync:
     def __init__(self, awaitable):
         self.awaitable = awaitable
-        functools.update_wrapper(self, awaitable)
 
     def __call__(self, *args, **kwargs):
         return asyncio.run(self.awaitable(*args, **kwargs))

@@ -380,7 +380,9 @@ def trusted_origin(filename: str, patched: "frozenset[str]") -> bool:
 
 def _wrapped_by(obj) -> list:
     """What ``obj`` wraps: ``__wrapped__`` (``functools.wraps``), a bound method's function,
-    and the callables its closure holds (read from ``__dict__`` and cells: no code runs)."""
+    the callables its closure holds, and for a callable object (asgiref's ``AsyncToSync`` keeps
+    the method in ``self.awaitable``) the callables among its attributes (read from
+    ``__dict__`` and cells: no code of theirs runs)."""
     out = []
     try:
         space = object.__getattribute__(obj, "__dict__")
@@ -388,6 +390,8 @@ def _wrapped_by(obj) -> list:
         space = None
     if type(space) is dict and "__wrapped__" in space:
         out.append(space["__wrapped__"])
+    if type(space) is dict and type(obj) not in (types.FunctionType, types.MethodType):
+        out += [v for k, v in space.items() if k != "__wrapped__" and callable(v)]
     func = _function(obj)
     if func is not obj:
         out.append(func)
