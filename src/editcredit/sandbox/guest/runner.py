@@ -101,9 +101,10 @@ def hide_guest_modules(workspace: str) -> "list[str]":
         if getattr(sys.modules.get(n), "__file__", "").startswith(GUEST_DIR + os.sep)
     }
     clash = _names_in_tree(workspace, present)
+    path = [p for p in sys.path if p != GUEST_DIR]
     for name in present - clash:
         with contextlib.suppress(ImportError, ValueError):
-            if importlib.machinery.PathFinder.find_spec(name, sys.path) is not None:
+            if importlib.machinery.PathFinder.find_spec(name, path) is not None:
                 clash.add(name)
     for name in clash:
         del sys.modules[name]
