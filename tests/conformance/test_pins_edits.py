@@ -47,6 +47,14 @@ def test_the_pinned_list_loads_and_every_local_tree_and_test_file_exists():
         ({"deps": ["nothing"]}, "deps[0]: 'nothing' is not pinned"),
         ({"tests": []}, None),
         ({"colour": "red"}, "unknown field 'colour'"),
+        (
+            {"tests_from": {"file": "a-1.tar.gz", "sha256": SHA}},
+            "tests_from: only a wheel project takes files from an sdist",
+        ),
+        (
+            {"kind": "sdist", "source": {"file": "a-1.tar.gz", "sha256": SHA, "url": "ftp://x/a"}},
+            "url",
+        ),
         ({"name": "Bad Name"}, "name: expected a lower-case name"),
     ],
 )

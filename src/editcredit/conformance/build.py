@@ -119,10 +119,11 @@ def write_tree(project: Project, repo_root: Path, cache: Path, dest: Path) -> No
     elif project.kind == "sdist":
         assert project.source is not None
         extract_sdist(fetch(project.source, cache), dest)
-    else:
-        assert project.source is not None and project.tests_from is not None
-        extract_sdist(fetch(project.tests_from, cache), dest)
-        unpack_wheel(fetch(project.source, cache), dest, keep_dist_info=False)
+    else:  # the wheel's files (compiled extensions and its dist-info) as the working tree
+        assert project.source is not None
+        if project.tests_from is not None:
+            extract_sdist(fetch(project.tests_from, cache), dest)
+        unpack_wheel(fetch(project.source, cache), dest)
     for rel, text in project.tree_overlay.items():
         (dest / rel).parent.mkdir(parents=True, exist_ok=True)
         (dest / rel).write_text(text, encoding="utf-8")

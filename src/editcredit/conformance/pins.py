@@ -3,7 +3,8 @@
 Every downloaded file is pinned by name and SHA256; a project is either written in the
 repository (``local``: a directory under ``conformance/projects``) or an upstream release
 (``sdist``: its PyPI source distribution, tests included; ``wheel``: its released binary wheel
-unpacked as the working tree, tests from ``tests_from``). Bad input raises
+unpacked as the working tree over the files of the sdist ``tests_from`` names, or alone where
+the wheel ships its tests). Bad input raises
 :class:`PinsError` naming the file, the project and the field.
 """
 
@@ -56,7 +57,7 @@ class Project:
     version: str = ""
     path: str = ""  # local: the tree's directory, relative to the repository root
     source: FilePin | None = None  # sdist or wheel of the project itself
-    tests_from: FilePin | None = None  # wheel kind: the sdist whose tests are used
+    tests_from: FilePin | None = None  # wheel kind: the sdist laid under the wheel, if any
     deps: tuple[FilePin, ...] = ()  # wheels installed into the image's site-packages
     dev_paths: tuple[str, ...] = (".",)  # what the development-mode .pth adds, under /testbed
     command: tuple[str, ...] = ()  # the runner's command (grader and reference), () = default
@@ -175,9 +176,9 @@ def project_from(raw: Any, where: str, wheels: dict[str, FilePin]) -> Project:
         source = _pin(raw["source"], f"{where}.source")
         if not raw.get("version"):
             raise PinsError(f"{where}.version: required for kind {kind}")
-    if kind == "wheel":
-        if "tests_from" not in raw:
-            raise PinsError(f"{where}.tests_from: a wheel project takes its tests from an sdist")
+    if "tests_from" in raw:
+        if kind != "wheel":
+            raise PinsError(f"{where}.tests_from: only a wheel project takes files from an sdist")
         tests_from = _pin(raw["tests_from"], f"{where}.tests_from")
     timeout = raw.get("timeout_s", 600.0)
     if not isinstance(timeout, int | float) or timeout <= 0:
