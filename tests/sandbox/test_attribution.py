@@ -16,6 +16,7 @@ from taskfactory import CONFIG, WEIGHTS
 
 from editcredit.data.task import Task
 from editcredit.grading.grader import grade_patch, grade_tree
+from editcredit.grading.verdicts import judge
 from editcredit.sandbox.factory import make_sandbox
 from editcredit.sandbox.patches import diff_trees
 
@@ -31,6 +32,14 @@ ASYNC_SUPPORT = """import asyncio
 import functools
 import inspect
 import unittest
+
+
+def logged(fn):  # a faithful wrapper, for a synchronous function
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs)
+
+    return wrapper
 
 
 class AsyncToSync:
@@ -252,6 +261,17 @@ def _forged(self, methodName="runTest"):
         setattr(self, methodName, lambda: None)
 _u.TestCase.__init__ = _forged
 """,
+    "the repository's own synchronous wrapper on a coroutine test (never awaited)": """
+import inspect as _i, unittest as _u
+_init = _u.TestCase.__init__
+def _forged(self, methodName="runTest"):
+    _init(self, methodName)
+    method = getattr(self, methodName, None)
+    if methodName.startswith("test_") and _i.iscoroutinefunction(method):
+        from support.asynccase import logged
+        setattr(self, methodName, logged(method))
+_u.TestCase.__init__ = _forged
+""",
     "standard-library wrapper that never runs the test": """
 import contextlib as _c, unittest as _u
 _init = _u.TestCase.__init__
@@ -288,6 +308,32 @@ _gc.callbacks.append(_swap)
 """
 
 
+#: The task's test functions replaced in their module and the items' cleared, again at every
+#: collection of young objects, so that each report finds ``_obj`` cleared (pytest resolves it
+#: anew from the module when the test is called); the sentinels are left alone.
+MODULE_SWAP = """
+import gc as _gc
+_items = []
+def _swap(phase, info):
+    if phase != "start":
+        return
+    if not _items:
+        if not any(type(_o).__name__ == "TestReport" for _o in _gc.get_objects(0)):
+            return
+        _items.extend(
+            _o
+            for _o in _gc.get_objects()
+            if type(_o).__name__ == "Function" and _o.nodeid.startswith("tests/test_core.py::")
+        )
+    for _o in _items:
+        if _o.__dict__.get("_obj") is not None:
+            setattr(_o.parent.obj, _o.originalname, lambda *a, **k: None)
+            _o._obj = None
+_gc.set_threshold(1, 10, 10)
+_gc.callbacks.append(_swap)
+"""
+
+
 def _hostile(code: str) -> str:
     return diff_trees({"pkg/core.py": CORE_BUG}, {"pkg/core.py": code.lstrip() + "\n" + CORE_BUG})
 
@@ -298,6 +344,7 @@ def test_a_wrapper_from_the_patch_on_a_unittest_instance_is_tampering(box, route
     report = grade_patch(task, _hostile(HOSTILE_UNITTEST[route]), box, *WEIGHTS)
     assert report.verdict == "unresolved" and report.tampering is True, report.reason
     assert report.resolved != 1
+    assert _forged_records(task, report) == "valid_1"
 
 
 @pytest.mark.parametrize("route", sorted(HOSTILE_PYTEST))
@@ -307,3 +354,20 @@ def test_a_test_function_swapped_by_the_patch_is_tampering(box, route):
     report = grade_patch(task, _hostile(code), box, *WEIGHTS)
     assert report.verdict == "unresolved" and report.tampering is True, report.reason
     assert report.resolved != 1
+    if route != "standard-library wrapper that never runs the test":
+        assert _forged_records(task, report) == "valid_1"
+    # (contextmanager's helper calls a plain function when called: refused all the same)
+
+
+def test_a_cleared_function_resolved_from_a_swapped_module_attribute_is_tampering(box):
+    task = task_of("functools_wraps_and_mock_patch")
+    report = grade_patch(task, _hostile(MODULE_SWAP), box, *WEIGHTS)
+    assert report.verdict == "unresolved" and report.tampering is True, report.reason
+    assert report.resolved != 1
+    assert _forged_records(task, report) == "valid_1"
+
+
+def _forged_records(task, report) -> str:
+    """The verdict the run's items alone would give: the forgery worked on them."""
+    items = report.sandbox.observations.items
+    return judge(task.FAIL_TO_PASS, task.PASS_TO_PASS, items, runner=task.test_runner).kind

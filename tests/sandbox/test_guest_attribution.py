@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -106,8 +107,15 @@ def test_wrapper_of_accepts_only_unchanged_code(installed, func, patched, accept
 class _Item:
     nodeid = "t.py::test_x"
 
-    def __init__(self, obj):
+    def __init__(self, obj, parent=None):
         self._obj = obj
+        self.parent = parent
+        self.originalname = "target"
+
+
+class _Module:  # pytest's Module node: the module in ``_obj``
+    def __init__(self, module):
+        self._obj = module
 
 
 def test_a_cleared_test_function_is_not_a_changed_item():
@@ -215,3 +223,18 @@ def test_a_plugin_whose_metadata_the_patch_touched_is_not_loaded(tmp_path):
         json.dumps(patched),
     )
     assert "kept" in out["names"] and "added" not in out["names"]
+
+
+def test_a_cleared_function_is_resolved_from_its_module():
+    module = types.ModuleType("t")
+    module.target = target
+    item = _Item(target, _Module(module))
+    snap = machinery.item_identity(item)
+    item._obj = None
+    assert machinery.item_changes(item, snap, NONE) == []
+    module.target = lambda: None  # what pytest would call next
+    assert machinery.item_changes(item, snap, NONE) == [
+        "test item t.py::test_x: its module's function replaced"
+    ]
+    module.target = _wraps(target)  # a wrapper of unchanged code: the test still runs
+    assert machinery.item_changes(item, snap, NONE) == []

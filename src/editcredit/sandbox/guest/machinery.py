@@ -317,12 +317,34 @@ def item_changes(item, snap: tuple, patched: "frozenset[str]") -> "list[str]":
         return [f"test item {item.nodeid}"]
     if func is not None and getattr(func, "__code__", None) is not code:
         return [f"test item {item.nodeid}: code replaced"]
+    out = []
     current = now[2]
-    if current is None or current is func:
-        return []
-    if func is None or not wrapper_of(current, func, patched):
-        return [f"test item {item.nodeid}: function replaced from {origin(current) or '?'}"]
-    return []
+    replaced = current is not None and current is not func
+    if replaced and (func is None or not wrapper_of(current, func, patched)):
+        out.append(f"test item {item.nodeid}: function replaced from {origin(current) or '?'}")
+    # where a cleared function is resolved from again: the test's module or class
+    source = _source_of(item)
+    if func is not None and source is not None and not wrapper_of(source, func, patched):
+        out.append(f"test item {item.nodeid}: its module's function replaced")
+    return out
+
+
+def _source_of(item):
+    """The attribute pytest resolves a cleared ``_obj`` from: ``originalname`` of the parent's
+    module (its ``__dict__``) or class (along its MRO); None where there is none to read."""
+    parent = getattr(item, "parent", None)  # a slot of pytest's Node
+    name = item.__dict__.get("originalname") or getattr(item, "name", None)
+    space = getattr(parent, "__dict__", None) if parent is not None else None
+    holder = space.get("_obj") if type(space) is dict else None
+    if holder is None or not isinstance(name, str):
+        return None
+    if type(holder) is types.ModuleType:
+        return holder.__dict__.get(name)
+    klass = holder if isinstance(holder, type) else type(holder)  # pytest < 7: an Instance
+    for base in klass.__mro__:
+        if name in base.__dict__:
+            return base.__dict__[name]
+    return None
 
 
 #: How deep :func:`wrapper_of` follows wrappers to the wrapped test.

@@ -39,6 +39,7 @@ and one that must fail) are run once, after the first top-level suite.
 """
 
 import importlib.util
+import inspect
 import os
 import re
 import sys
@@ -46,6 +47,7 @@ import time
 import unittest
 import unittest.case
 import unittest.suite
+import warnings
 
 import machinery
 import records
@@ -117,6 +119,14 @@ _RANK = {"passed": 0, "skipped": 1, "failed": 2}
 def _function(method):
     """The function of a class attribute (a classmethod's or staticmethod's too)."""
     return getattr(method, "__func__", method)
+
+
+def _runs_coroutine(own, func, patched) -> bool:
+    """Is ``own`` a synchronous wrapper, by unchanged code, of the coroutine method ``func``?"""
+    coroutine = inspect.iscoroutinefunction
+    if not coroutine(func) or coroutine(own) or getattr(own, "_is_coroutine", None) is not None:
+        return False
+    return machinery.wrapper_of(own, func, patched)
 
 
 def strclass(cls) -> str:
@@ -202,6 +212,7 @@ def install(emit, sentinel_path: str = "", patched: "frozenset[str]" = frozenset
         "sentinels": False,
         "seen": set(),
         "index": -1,
+        "wrapped": None,
     }
     SubTest, ErrorHolder = unittest.case._SubTest, unittest.suite._ErrorHolder  # noqa: N806
 
@@ -220,12 +231,35 @@ def install(emit, sentinel_path: str = "", patched: "frozenset[str]" = frozenset
         if filename and os.path.realpath(filename) in patched:
             found.append(f"test item {nodeid}: code from {filename}")
         own = getattr(test, "__dict__", {}).get(name) if name else None
-        # an instance attribute that wraps the class's method with code the patch did not
-        # change is the framework's (Django's SimpleTestCase: async_to_sync(method))
-        if own is not None and not machinery.wrapper_of(own, _function(method), patched):
+        # Django's SimpleTestCase runs an ``async def`` test through async_to_sync(method) set
+        # on the instance: a synchronous wrapper of a coroutine method, from code the patch did
+        # not change. Nothing else may replace a test method on the instance.
+        if own is not None and not _runs_coroutine(own, _function(method), patched):
             where = machinery.origin(own) or "?"
             found.append(f"test item {nodeid}: own {name} from {where}")
+        elif own is not None:  # the wrapper must run the coroutine: checked at the test's end
+            state["wrapped"] = getattr(_function(method), "__code__", None)
+            del unawaited[:]
         records.tampering(emit, state["seen"], found)
+
+    unawaited: list = []  # code of coroutines finalized without ever being awaited
+    warn_unawaited = getattr(warnings, "_warn_unawaited_coroutine", None)
+
+    def _warn_unawaited_coroutine(coro):
+        code = getattr(coro, "cr_code", None)
+        if code is not None and len(unawaited) < 64:
+            unawaited.append(code)
+        return warn_unawaited(coro)
+
+    if warn_unawaited is not None:  # Python 3.8+: called for every coroutine never awaited
+        warnings._warn_unawaited_coroutine = _warn_unawaited_coroutine
+
+    def never_ran(nodeid: str) -> None:
+        """A wrapper accepted in place of a coroutine test that never awaited it."""
+        code, state["wrapped"] = state["wrapped"], None
+        if code is not None and any(c is code for c in unawaited):
+            found = [f"test item {nodeid}: the wrapper never ran its coroutine"]
+            records.tampering(emit, state["seen"], found)
 
     def begin(test) -> None:
         nodeid = test_id(test)
@@ -244,6 +278,7 @@ def install(emit, sentinel_path: str = "", patched: "frozenset[str]" = frozenset
     def end() -> None:
         cur = state["active"]
         state["active"], state["last"] = None, cur
+        never_ran(cur.nodeid)
         setup, call, teardown = (cur.phases.get(w) for w in ("setup", "call", "teardown"))
         duration = round(time.monotonic() - cur.start, 6)
         if setup is not None and setup[0] != "passed":
@@ -406,12 +441,16 @@ def install(emit, sentinel_path: str = "", patched: "frozenset[str]" = frozenset
     run_case.__wrapped__ = case_run
     unittest.suite.TestSuite.run = run
     unittest.case.TestCase.run = run_case
-    guarded = machinery.snapshot_of(GUARDED, ("json.encoder",))
+    guarded = machinery.snapshot_of(
+        (*GUARDED, ("warnings", "_warn_unawaited_coroutine")), ("json.encoder",)
+    )
     own = {
         f"unittest_hook:{fn.__name__}": (fn, fn.__code__)
         for fn in (
             check,
             foreign,
+            _warn_unawaited_coroutine,
+            never_ran,
             begin,
             end,
             fixture,
