@@ -417,6 +417,9 @@ suite = unittest.defaultTestLoader.loadTestsFromName("tests.test_edges")
 started = []
 start = result.startTest
 result.startTest = lambda t: (started.append(t), start(t))
+subtests = []
+add_subtest = result.addSubTest
+result.addSubTest = lambda t, sub, err: (subtests.append((t, sub, err)), add_subtest(t, sub, err))
 suite.run(result)
 def name(t):
     t = getattr(t, "test_case", t)
@@ -433,6 +436,9 @@ for t, _ in result.expectedFailures:
     out[name(t)] = "expected failure"
 for t in result.unexpectedSuccesses:
     out[name(t)] = "unexpected success"
+for t, sub, err in subtests:  # each subtest on its own, as unittest names it
+    kind = "ok" if err is None else "FAIL" if issubclass(err[0], t.failureException) else "ERROR"
+    out[f"{name(t)} {sub._subDescription()}"] = kind
 print(json.dumps(out))
 """
 #: unittest's own verdict -> the status the observer must give
@@ -444,6 +450,24 @@ AGREES = {
     "expected failure": {"xfail"},
     "unexpected success": {"xpass"},
 }
+
+
+def test_subtests_are_items_of_their_own(local_sandbox):
+    """Each subtest is observed as unittest names it (``test_x (module.Class) (i=1)``, the name
+    Django's verbose output prints for a failing one); the test keeps the worst outcome."""
+    sub = [f"test_subtests ({M}.Arith) (i={i})" for i in range(3)]
+    ok = [f"test_subtests_ok ({M}.Arith) (i={i})" for i in range(3)]
+    task = unittest_task(UNITTEST_EDGES, [sub[2]], [sub[0], sub[1], *ok])
+    report = grade_tree(task, "", local_sandbox, *WEIGHTS)
+    assert {i: t["status"] for i, t in report.tests.items()} == {
+        sub[0]: "passed",
+        sub[1]: "passed",
+        sub[2]: "failed",
+        **{i: "passed" for i in ok},
+    }
+    assert report.verdict == "valid_0"
+    statuses = {i.nodeid: i for i in report.sandbox.observations.items}
+    assert f"test_subtests ({M}.Arith)" in statuses
 
 
 def test_every_outcome_agrees_with_unittests_own_result(local_sandbox, tmp_path):

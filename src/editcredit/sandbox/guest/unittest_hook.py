@@ -310,8 +310,26 @@ def install(emit, sentinel_path: str = "", patched: "frozenset[str]" = frozenset
         elif outcome == "failed":
             emit({"event": "collect_error", "nodeid": f"{kind} ({scope})", "message": message})
 
+    def subtest(sub, outcome: str, message: str = "") -> None:
+        """A subtest of the running test as an item of its own: ``test_x (module.Class)
+        (i=1)``, as unittest (and Django's verbose output) names it."""
+        cur = state["active"]
+        if cur is None or getattr(sub, "test_case", None) is not cur.test:
+            return  # a test run inside a test
+        try:
+            nodeid = f"{cur.nodeid} {sub._subDescription()}"
+        except Exception:  # noqa: BLE001 - a description that does not print
+            return
+        skipped = outcome == "skipped"
+        emit(records.phase(nodeid, "setup", "skipped" if skipped else "passed", message))
+        if not skipped:
+            emit(records.phase(nodeid, "call", outcome, message))
+            emit(records.phase(nodeid, "teardown", "passed"))
+
     def report(test, when: "str | None", outcome: str, err=None, message: str = "", **flags):
         if isinstance(test, SubTest):
+            if outcome == "skipped":
+                subtest(test, outcome, message)
             if outcome != "failed":  # a passing or skipped subtest: the test's own outcome
                 return
             message = f"subtest {test._subDescription()}: {message}"
@@ -384,10 +402,11 @@ def install(emit, sentinel_path: str = "", patched: "frozenset[str]" = frozenset
             report(test, "call", "passed", message="unexpected success", wasxfail=True)
             return self._inner.addUnexpectedSuccess(test)
 
-        def addSubTest(self, test, subtest, err):  # noqa: N802
+        def addSubTest(self, test, sub, err):  # noqa: N802
             if err is not None:
-                report(subtest, None, "failed", err)
-            return self._inner.addSubTest(test, subtest, err)
+                report(sub, None, "failed", err)
+            subtest(sub, "passed" if err is None else "failed", records.error_message(err))
+            return self._inner.addSubTest(test, sub, err)
 
     def tapped(result):
         return result if result is None or type(result) is Tap else Tap(result)
@@ -454,6 +473,7 @@ def install(emit, sentinel_path: str = "", patched: "frozenset[str]" = frozenset
             begin,
             end,
             fixture,
+            subtest,
             report,
             tapped,
             run,
