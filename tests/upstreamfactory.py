@@ -70,21 +70,27 @@ def write_files(root: Path, files: dict[str, str]) -> None:
 
 def recipe_of(ctx: Path, base_id: str) -> str:
     digest = hashlib.sha256(base_id.encode())
-    for path in sorted(p for p in ctx.rglob("*") if p.is_file()):
+    for path in sorted(p for p in ctx.rglob("*") if p.is_file() or p.is_symlink()):
         digest.update(str(path.relative_to(ctx)).encode() + b"\0")
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
+        if path.is_symlink():  # its target, which may exist only in the image
+            digest.update(b"link:" + os.readlink(path).encode())
+        else:
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()
 
 
 def build_layout_image(tag: str, ctx: Path) -> str:
-    """Build ``ctx`` (``repo/`` -> /testbed, ``site/`` -> dist-packages) as ``tag``."""
+    """Build ``ctx`` (``repo/`` -> /testbed, ``site/`` -> dist-packages, ``opt/`` -> /opt
+    where present) as ``tag``."""
     from editcredit.sandbox.docker_backend import docker_client
 
     client = docker_client()
     base = CONFIG["sandbox"]["image"]
     (ctx / "site").mkdir(exist_ok=True)
     (ctx / "Dockerfile").write_text(
-        f"FROM {base}\nCOPY site/ {SITE}/\nCOPY repo/ /testbed/\nWORKDIR /testbed\n",
+        f"FROM {base}\nCOPY site/ {SITE}/\nCOPY repo/ /testbed/\n"
+        + ("COPY opt/ /opt/\n" if (ctx / "opt").is_dir() else "")
+        + "WORKDIR /testbed\n",
         encoding="utf-8",
     )
     recipe = recipe_of(ctx, client.images.get(base).id)

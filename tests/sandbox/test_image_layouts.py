@@ -147,3 +147,57 @@ def test_a_patch_cannot_add_a_pytest_plugin(layout_task, box):
         report.reason
     )
     assert report.tests[f"{T}::test_plugin_of_the_image"]["status"] == "passed"
+
+
+#: SWE-bench's images keep the repository's interpreter in a conda environment that only
+#: ``.bashrc`` activates; here an environment at the same place (a venv of the image's Python:
+#: its own prefix and site-packages, where the development install's ``.pth`` lies).
+ENV = "/opt/miniconda3/envs/testbed"
+ENV_REPO = {
+    "src/envpkg/__init__.py": CORE_BUG,
+    "tests/test_env.py": f"""import shutil
+import sys
+
+from envpkg import double
+
+
+def test_double():
+    assert double(2) == 4
+
+
+def test_the_environments_interpreter():
+    assert sys.prefix == "{ENV}"
+    assert shutil.which("python") == "{ENV}/bin/python"
+""",
+}
+ENV_OPT = {
+    "miniconda3/envs/testbed/pyvenv.cfg": "home = /usr/bin\ninclude-system-site-packages = true\n",
+    "miniconda3/envs/testbed/lib/python3.11/site-packages/envpkg.pth": "/testbed/src\n",
+}
+
+
+def test_swebench_environment_interpreter_found_without_a_derived_layer(box, tmp_path):
+    ctx = tmp_path / "ctx"
+    write_files(fresh_dir(ctx / "repo"), ENV_REPO)
+    write_files(fresh_dir(ctx / "opt"), ENV_OPT)
+    (ctx / "opt/miniconda3/envs/testbed/bin").mkdir()
+    (ctx / "opt/miniconda3/envs/testbed/bin/python").symlink_to("/usr/bin/python3.11")
+    build_layout_image("editcredit-layout:conda-env", ctx)
+    source = "src/envpkg/__init__.py"
+    task = Task(
+        instance_id="layout__conda_env",
+        repo="layout/envpkg",
+        problem_statement="double(2) returns 5, expected 4",
+        patch=diff_trees({source: CORE_BUG}, {source: CORE_FIXED}),
+        FAIL_TO_PASS=["tests/test_env.py::test_double"],
+        PASS_TO_PASS=["tests/test_env.py::test_the_environments_interpreter"],
+        test_paths=["tests/test_env.py"],
+        image="editcredit-layout:conda-env",
+        suite="layout",
+    )
+    gold = grade_patch(task, task.patch, box, *WEIGHTS)
+    assert (gold.outcome, gold.verdict, gold.tampering) == ("verdict", "valid_1", False), (
+        gold.reason
+    )
+    empty = grade_tree(task, "", box, *WEIGHTS)
+    assert (empty.verdict, empty.tampering) == ("valid_0", False), empty.reason
