@@ -271,12 +271,17 @@ def bridge(hook, observer, fd: int, req: dict, sentinel: "dict | None"):
     pytest.main = main
     guarded = machinery.snapshot_of([("pytest", "main")], ("pytest",))
 
+    emit = records.writer(fd, req["nonce"])
+    seen: set = set()
+
     class Both:
         def finish(self) -> bool:
             old = hook.finish()
+            # pytest.main replaced (the observer bypassed) is tampering whether or not it ran
+            changed = records.tampering(emit, seen, machinery.changes(guarded))
             if not state["ran"]:
-                return old
-            return old and plugin.intact() and not machinery.changes(guarded)
+                return old and not changed
+            return old and plugin.intact() and not changed
 
         def ran(self) -> bool:
             return state["ran"] or hook.ran()
