@@ -238,3 +238,30 @@ def test_a_cleared_function_is_resolved_from_its_module():
     ]
     module.target = _wraps(target)  # a wrapper of unchanged code: the test still runs
     assert machinery.item_changes(item, snap, NONE) == []
+
+
+def test_a_plugin_module_the_patch_wrote_is_not_registered(tmp_path):
+    info = tmp_path / "shadow_plugin-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: shadow-plugin\nVersion: 1\n")
+    (info / "entry_points.txt").write_text("[pytest11]\nshadow = shadow_plugin\n")
+    (tmp_path / "shadow_plugin.py").write_text("X = 1\n")
+    out = _in_guest(
+        "import plugins\n"
+        "sys.path.insert(0, sys.argv[1])\n"
+        "class PM:\n"
+        "    def __init__(self): self.got = []\n"
+        "    def is_blocked(self, name): return False\n"
+        "    def get_plugin(self, name): return None\n"
+        "    def register(self, plugin, name): self.got.append(name)\n"
+        "result = {}\n"
+        "for patched in ([], [sys.argv[2]]):\n"
+        "    sys.modules.pop('shadow_plugin', None)\n"
+        "    pm = PM()\n"
+        "    plugins.register(pm, frozenset(patched))\n"
+        "    result[str(len(patched))] = [n for n in pm.got if n == 'shadow']\n"
+        "print(json.dumps(result))\n",
+        str(tmp_path),
+        str((tmp_path / "shadow_plugin.py").resolve()),
+    )
+    assert out == {"0": ["shadow"], "1": []}

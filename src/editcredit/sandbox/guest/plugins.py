@@ -8,10 +8,13 @@ the image's own metadata counts: a distribution whose metadata directory holds a
 changed or added (an edited ``entry_points.txt`` of a development install in the work tree, a
 new ``*.dist-info``) contributes nothing, so a patch can never add a plugin. The rest of the
 image is read-only and the work tree is the patched copy of the image's own, so the set is the
-one the unpatched image has.
+one the unpatched image has. An entry point whose module resolves to a file the patch wrote
+(a module of the same name added to the work tree) is not registered either.
 """
 
 import os
+import sys
+import types
 
 
 def _metadata():
@@ -63,6 +66,15 @@ def register(pluginmanager, patched: "frozenset[str]") -> "list[str]":
     for name, ep in entry_points(patched):
         if pluginmanager.is_blocked(name) or pluginmanager.get_plugin(name) is not None:
             continue
-        pluginmanager.register(ep.load(), name=name)
+        plugin = ep.load()
+        if _from_patched(plugin, patched):  # the name resolved to a module the patch wrote
+            continue
+        pluginmanager.register(plugin, name=name)
         done.append(name)
     return done
+
+
+def _from_patched(plugin, patched: "frozenset[str]") -> bool:
+    module = sys.modules.get(getattr(plugin, "__module__", None) or "") or plugin
+    filename = getattr(module, "__file__", None) if isinstance(module, types.ModuleType) else None
+    return bool(filename) and os.path.realpath(filename) in patched
