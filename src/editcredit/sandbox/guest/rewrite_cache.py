@@ -7,8 +7,6 @@ when pytest's internal ``_rewrite_test(fn, config) -> (stat, code)`` has the exp
 otherwise pytest's own path runs unchanged.
 """
 
-from __future__ import annotations
-
 import ast
 import hashlib
 import inspect
@@ -21,7 +19,7 @@ try:
 except ImportError:  # pragma: no cover - pytest always has it
     _rewrite = None
 
-_CODE: dict[str, types.CodeType] = {}
+_CODE: "dict[str, types.CodeType]" = {}
 _ORIGINAL = getattr(_rewrite, "_rewrite_test", None)
 SUPPORTED = _ORIGINAL is not None and list(inspect.signature(_ORIGINAL).parameters) == [
     "fn",
