@@ -119,7 +119,7 @@ def cmd_build_task_images(args: argparse.Namespace) -> int:
 
 def cmd_conformance(args: argparse.Namespace) -> int:
     from editcredit.conformance.pins import PinsError, load_pins
-    from editcredit.conformance.report import text_table
+    from editcredit.conformance.report import load_results, merge_results, text_table
     from editcredit.conformance.suite import run_suite, select_projects
 
     config = load_config(args.config)
@@ -134,11 +134,22 @@ def cmd_conformance(args: argparse.Namespace) -> int:
     def log(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
+    out = Path(args.out)
+    keep = load_results(out / "conformance.json") if args.merge else []
     results = run_suite(
-        projects, Path("."), Path(args.cache), config["sandbox"], weights, Path(args.out), log
+        projects,
+        Path("."),
+        Path(args.cache),
+        config["sandbox"],
+        weights,
+        out,
+        log,
+        keep=keep,
+        order=pins.names(),
     )
-    sys.stdout.write(text_table(results))
-    return 0 if all(r.ok for r in results) else 1
+    shown = merge_results(keep, results, pins.names())
+    sys.stdout.write(text_table(shown))
+    return 0 if all(r.ok for r in shown) else 1
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -197,6 +208,11 @@ def build_parser() -> argparse.ArgumentParser:
     conf.add_argument("--ci", action="store_true", help="only the projects marked ci")
     conf.add_argument("--cache", default="cache/conformance", help="downloads, trees, runs")
     conf.add_argument("--out", default="results/conformance", help="report directory")
+    conf.add_argument(
+        "--merge",
+        action="store_true",
+        help="keep the other projects' results of the report in --out (rerun a few projects)",
+    )
     conf.add_argument("--config", default=DEFAULT_CONFIG)
     conf.set_defaults(func=cmd_conformance)
     verify = sub.add_parser(

@@ -220,3 +220,18 @@ def test_sympy_statuses_of_both_runners():
         "sympy/utilities/tests/test_iterables.py::test_ok": "passed",
         "sympy/core/tests/test_singleton.py::test_skip": "skipped",
     }
+
+
+def test_a_rerun_replaces_its_projects_in_the_saved_report(tmp_path):
+    from editcredit.conformance.report import load_results, merge_results
+
+    old = [ProjectResult("a", "1", "pytest", tests=3), ProjectResult("b", "1", "django")]
+    path = tmp_path / "conformance.json"
+    path.write_text(report_json(old))
+    earlier = load_results(path)
+    assert [(r.project, r.tests) for r in earlier] == [("a", 3), ("b", 0)]
+    new = [ProjectResult("b", "2", "django", tests=9, ok=True)]
+    merged = merge_results(earlier, new, ["b", "a", "gone"])
+    assert [(r.project, r.version, r.tests) for r in merged] == [("b", "2", 9), ("a", "1", 3)]
+    assert merge_results(earlier, new, ["a"]) == [earlier[0]]
+    assert load_results(tmp_path / "absent.json") == []

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from pathlib import Path
 
 from editcredit.conformance.compare import ProjectResult
 
@@ -77,3 +79,22 @@ def report_json(results: list[ProjectResult]) -> str:
         "total": len(results),
     }
     return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def load_results(path: Path) -> list[ProjectResult]:
+    """The projects of an earlier ``conformance.json`` (none when the file is absent)."""
+    if not path.is_file():
+        return []
+    data = json.loads(path.read_text(encoding="utf-8"))
+    names = {f.name for f in dataclasses.fields(ProjectResult)}
+    return [ProjectResult(**{k: v for k, v in p.items() if k in names}) for p in data["projects"]]
+
+
+def merge_results(
+    earlier: list[ProjectResult], new: list[ProjectResult], order: list[str]
+) -> list[ProjectResult]:
+    """``earlier`` with the projects run again replaced by ``new``, in the pinned list's order
+    (projects no longer pinned are dropped)."""
+    by_name = {r.project: r for r in earlier}
+    by_name.update({r.project: r for r in new})
+    return [by_name[n] for n in order if n in by_name]

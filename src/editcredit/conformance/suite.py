@@ -245,10 +245,13 @@ def run_suite(
     weights,
     out_dir: Path | None = None,
     log=print,
+    keep: list[ProjectResult] | None = None,
+    order: list[str] | None = None,
 ) -> list[ProjectResult]:
-    """Every project in turn; the JSON report and text table under ``out_dir`` when given."""
+    """Every project in turn; the JSON report and text table under ``out_dir`` when given,
+    holding also the results in ``keep`` of projects not run now (in ``order``)."""
     from editcredit.audit.provenance import atomic_write_text
-    from editcredit.conformance.report import report_json, text_table
+    from editcredit.conformance.report import merge_results, report_json, text_table
     from editcredit.sandbox.docker_backend import docker_client
 
     client = docker_client()
@@ -257,6 +260,8 @@ def run_suite(
         results.append(run_project(project, repo_root, cache, sandbox_cfg, weights, client, log))
         if out_dir is not None:
             out_dir.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(out_dir / "conformance.json", report_json(results))
-            atomic_write_text(out_dir / "conformance.txt", text_table(results))
+            names = order or [p.name for p in projects]
+            shown = merge_results(keep or [], results, names)
+            atomic_write_text(out_dir / "conformance.json", report_json(shown))
+            atomic_write_text(out_dir / "conformance.txt", text_table(shown))
     return results
