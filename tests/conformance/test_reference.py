@@ -103,6 +103,7 @@ test_xf (basic.tests.ModelTests.test_xf) ... expected failure
 test_xp (basic.tests.ModelTests.test_xp) ... unexpected success
 test_sub (basic.tests.SubTests.test_sub) ... ok
 test_sub (basic.tests.SubTests.test_sub) [<object>] (i=2) ... FAIL
+test_sub (basic.tests.SubTests.test_sub) (i=3) ... ERROR
 System check identified no issues (0 silenced).
 """
 
@@ -117,6 +118,8 @@ def test_django_statuses():
         "basic.tests.ModelTests.test_xf": "xfail",
         "basic.tests.ModelTests.test_xp": "xpass",
         "basic.tests.SubTests.test_sub": "failed",
+        "basic.tests.SubTests.test_sub [<object>] (i=2)": "failed",
+        "basic.tests.SubTests.test_sub (i=3)": "error",
     }
 
 
@@ -127,6 +130,8 @@ def test_django_statuses():
         ("django", "test_x (m.C)", "m.C.test_x"),
         ("django", "test_x (m.C.test_x)", "m.C.test_x"),
         ("django", "m.C.test_x", "m.C.test_x"),
+        ("django", "test_x (m.C) (value='a b')", "m.C.test_x (value='a b')"),
+        ("django", "test_x (m.C.test_x) (value='a b')", "m.C.test_x (value='a b')"),
     ],
 )
 def test_comparable_id(runner, test_id, expected):
@@ -144,6 +149,15 @@ def test_mismatches_flips_and_expected_lists():
         ("c", "skipped", "absent"),
         ("d", "absent", "passed"),
     ]
+
+
+def test_a_django_subtest_that_passed_is_absent_from_the_reference():
+    ref = {"m.C.test_x": "failed", "m.C.test_x (i=2)": "failed"}
+    got = {"m.C.test_x": "failed", "m.C.test_x (i=1)": "passed", "m.C.test_x (i=2)": "failed"}
+    assert mismatches("bug", ref, got, "django") == []
+    assert mismatches("bug", ref, got, "pytest") != []  # only unittest's output omits them
+    got["m.C.test_x (i=1)"] = "failed"  # a failing subtest the reference does not list
+    assert [m.test for m in mismatches("bug", ref, got, "django")] == ["m.C.test_x (i=1)"]
 
 
 def _judged(grader_bug: dict[str, str], verdicts) -> ProjectResult:

@@ -91,7 +91,7 @@ def _worse(old: str | None, new: str) -> str:
 
 # Django (unittest's TextTestResult at verbosity 2): "name (where) ... status", the first
 # docstring line on its own line before " ... " when the test has one.
-_DJANGO_HEAD = re.compile(r"^(?P<name>\w+) \((?P<where>[\w.]+)\)(?P<sub> \[.*\]| \(.*\))?")
+_DJANGO_HEAD = re.compile(r"^(?P<name>\w+) \((?P<where>[\w.]+)\)(?P<sub> [\[(].*?)?(?= \.\.\. |$)")
 _DJANGO_STATUS = {
     "ok": "passed",
     "FAIL": "failed",
@@ -110,7 +110,8 @@ def unittest_key(name: str, where: str) -> str:
 
 def django_statuses(text: str) -> dict[str, str]:
     """``module.Class.test_name`` -> status from Django's ``runtests.py -v 2`` output. A
-    subtest's failure makes its test ``failed`` (or ``error``)."""
+    failing subtest is listed as ``module.Class.test_name (params)`` and fails its test too
+    (unittest prints no line for a subtest that passes)."""
     out: dict[str, str] = {}
     lines = text.splitlines()
     for i, line in enumerate(lines):
@@ -127,8 +128,11 @@ def django_statuses(text: str) -> dict[str, str]:
         if status is None:
             continue
         key = unittest_key(head["name"], head["where"])
-        if head["sub"] and status == "passed":
-            continue
+        if head["sub"]:
+            if status == "passed":
+                continue
+            sub = key + head["sub"]
+            out[sub] = _worse(out.get(sub), status)
         out[key] = _worse(out.get(key), status)
     return out
 
