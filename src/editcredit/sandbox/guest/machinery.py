@@ -343,7 +343,9 @@ def _source_of(item):
     klass = holder if isinstance(holder, type) else type(holder)  # pytest < 7: an Instance
     for base in klass.__mro__:
         if name in base.__dict__:
-            return base.__dict__[name]
+            value = base.__dict__[name]
+            # a static or class method test: the function pytest calls through it
+            return value.__func__ if type(value) in (staticmethod, classmethod) else value
     return None
 
 
