@@ -119,6 +119,10 @@ def _resolve(module: str, path: str):
 
 
 def _code_of(obj):
+    if type(obj) is types.FunctionType:  # the common case, without failing lookups
+        return obj.__code__
+    if obj is _ABSENT or isinstance(obj, type):
+        return None
     func = getattr(obj, "__func__", obj)
     func = getattr(func, "fget", func)
     return getattr(func, "__code__", None)
@@ -160,12 +164,17 @@ def snapshot_of(guarded, modules=()) -> dict:
     return out
 
 
+_KEYS: "dict[str, list[str]]" = {}
+
+
 def changes(before: dict, extra: "dict | None" = None) -> "list[str]":
     """Guarded names whose object (or its code) is no longer the one snapshotted."""
     out = []
     for key, (obj, code) in before.items():
-        module, path = key.split(":", 1)
-        now = _resolve(module, path)
+        parsed = _KEYS.get(key)
+        if parsed is None:
+            parsed = _KEYS[key] = key.split(":", 1)
+        now = _resolve(*parsed)
         if now is not obj or _code_of(now) is not code:
             out.append(key)
     for key, (obj, code) in (extra or {}).items():
@@ -226,18 +235,71 @@ def hook_changes(before: dict, config, patched: "frozenset[str]") -> "list[str]"
     """Since configuration (before any task code): a hook caller replaced, an implementation
     removed or its function (or code) swapped, or one added from a file the patch changed.
     (An implementation added by the suite's own code, e.g. a test's plugin, is the task's.)"""
-    now = hook_impls(config)
-    out = []
+    hook = config.pluginmanager.hook
+    out, foreign = [], []
     for name, (caller, impls) in before.items():
-        cur_caller, cur_impls = now[name]
+        cur_caller = getattr(hook, name, None)
+        cur_impls = cur_caller.get_hookimpls() if cur_caller is not None else []
         if cur_caller is not caller:
             out.append(f"hook {name}: caller replaced")
+            foreign += _foreign_hooks(name, tuple((0, i.function, 0) for i in cur_impls), patched)
             continue
-        current = {(i[0], id(i[1]), id(i[2])) for i in cur_impls}
-        if any((i[0], id(i[1]), id(i[2])) not in current for i in impls):
+        if len(cur_impls) == len(impls) and all(map(_same_impl, cur_impls, impls)):
+            foreign += _foreign_of_snapshot(name, impls, patched)
+            continue
+        current = tuple((id(i.plugin), i.function, _code_of(i.function)) for i in cur_impls)
+        ids = {(i[0], id(i[1]), id(i[2])) for i in current}
+        if any((i[0], id(i[1]), id(i[2])) not in ids for i in impls):
             out.append(f"hook {name}: implementation removed or swapped")
-    out += [f for f in foreign_hook_impls(config, patched) if f not in out]
+        foreign += _foreign_hooks(name, current, patched)
+    out += [f for f in foreign if f not in out]
     return out
+
+
+def _same_impl(impl, snap: tuple) -> bool:
+    function = impl.function
+    return function is snap[1] and id(impl.plugin) == snap[0] and _code_of(function) is snap[2]
+
+
+def _foreign_hooks(name: str, impls: tuple, patched: "frozenset[str]") -> "list[str]":
+    out = []
+    for _plugin, function, _code in impls:
+        found, filename = _foreign(function, patched)
+        if found:
+            out.append(f"hook {name}: implementation from {filename or '?'}")
+    return out
+
+
+#: (hook name, the snapshot's implementations, patched set) -> their foreign findings
+_SNAPSHOT_FOREIGN: dict = {}
+
+
+def _foreign_of_snapshot(name: str, impls: tuple, patched: "frozenset[str]") -> "list[str]":
+    """The foreign findings of a hook's snapshotted implementations (unchanged since: the same
+    functions and code), judged once."""
+    key = (name, id(impls), id(patched))
+    entry = _SNAPSHOT_FOREIGN.get(key)
+    if entry is None or entry[0] is not impls or entry[1] is not patched:
+        entry = _SNAPSHOT_FOREIGN[key] = (impls, patched, _foreign_hooks(name, impls, patched))
+    return list(entry[2])
+
+
+#: id(function) -> (function, its code, the patched set, foreign?, filename): a function is
+#: judged again only when its code or the patched set is another (the entry holds the
+#: function, so its id is not reused while the entry lives).
+_JUDGED: dict = {}
+
+
+def _foreign(function, patched: "frozenset[str]") -> "tuple[bool, str]":
+    """Does ``function``'s code come from a file the patch changed, or from no file?"""
+    code = _code_of(function)
+    entry = _JUDGED.get(id(function))
+    if entry is not None and entry[0] is function and entry[1] is code and entry[2] is patched:
+        return entry[3], entry[4]
+    filename = getattr(code, "co_filename", "") or ""
+    found = not os.path.isabs(filename) or _in(filename, patched)
+    _JUDGED[id(function)] = (function, code, patched, found, filename)
+    return found, filename
 
 
 def _filename(obj) -> str:
@@ -264,8 +326,8 @@ def foreign_hook_impls(config, patched: "frozenset[str]") -> "list[str]":
     for name in GUARDED_HOOKS:
         caller = getattr(config.pluginmanager.hook, name, None)
         for impl in caller.get_hookimpls() if caller is not None else []:
-            filename = _filename(impl.function)
-            if not os.path.isabs(filename) or _in(filename, patched):
+            found, filename = _foreign(impl.function, patched)
+            if found:
                 out.append(f"hook {name}: implementation from {filename or '?'}")
     return out
 

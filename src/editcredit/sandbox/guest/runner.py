@@ -197,6 +197,8 @@ def _limit_of(limits: "dict | None", nodeid: str, never: float) -> float:
     return float(limits.get("tests", {}).get(nodeid, limits["default_s"]))
 
 
+#: The CPUs a process can run on at once: a test spends at most this many CPU seconds a second.
+CPUS = max(os.cpu_count() or 1, 1)
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
@@ -265,7 +267,9 @@ def run_session(
     os.set_blocking(read_fd, False)
     s, buf, current = Session(), b"", None
     eof, eof_wait = False, EOF_WAIT_S
-    cpu_mark: "tuple[int, float | None] | None" = None  # the running item, CPU seconds at its start
+    # the running item, its CPU seconds at its start, and the clock before which its CPU
+    # seconds need no reading
+    cpu_mark: "tuple[int, float | None, float] | None" = None
     while True:
         if eof:
             # the pipe closed: the child is ending (or runs on without it). Look again soon,
@@ -297,10 +301,12 @@ def run_session(
         cpu_used = None
         if current is not None and limits and limits.get("cpu"):
             if cpu_mark is None or cpu_mark[0] != current[0]:
-                cpu_mark = (current[0], _cpu_seconds(child))
-            cpu_now = _cpu_seconds(child)
-            if cpu_now is not None and cpu_mark[1] is not None:
-                cpu_used = round(cpu_now - cpu_mark[1], 3)  # as recorded: whole clock ticks
+                cpu_limit = _limit_of(limits["cpu"], current[1], 0)
+                cpu_mark = (current[0], _cpu_seconds(child), current[2] + cpu_limit / CPUS)
+            if now >= cpu_mark[2]:  # before it, all the CPUs together cannot pass the limit
+                cpu_now = _cpu_seconds(child)
+                if cpu_now is not None and cpu_mark[1] is not None:
+                    cpu_used = round(cpu_now - cpu_mark[1], 3)  # as recorded: whole ticks
         over = _over_limit(limits, current, now, cpu_used) if current and limits else None
         if now > hard:
             s.end = "timeout"
