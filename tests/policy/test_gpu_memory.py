@@ -90,8 +90,8 @@ def test_rows_bucket_to_a_power_of_two(rows, bucket):
     ("job", "mb"),
     [
         (gm.GpuJob(128, 2048, 64, "fast"), 4096),  # eval_model, bf16
-        (gm.GpuJob(8, 2048, 64, "fast", 4, 8), 7424),  # train_segment: fp32 worker + update
-        (gm.GpuJob(1, 2048, 64, "static", 4, 8), 7168),  # base_model: the SFT update
+        (gm.GpuJob(8, 2048, 64, "fast", 4, 8), 8448),  # train_segment: fp32 worker + update
+        (gm.GpuJob(1, 2048, 64, "static", 4, 8, 4, 5), 32000),  # base_model: fp32 SFT, EMA
         (gm.GpuJob(128, 2048, 64, "static"), 3584),
         (gm.GpuJob(128, 2048, 64, "transformers"), 54272),  # the whole batch prefilled at once
     ],
@@ -154,7 +154,7 @@ def test_the_declared_budget_holds_the_generators_plan():
 
 @pytest.mark.parametrize(
     ("card_mb", "job_mb", "fit"),
-    [(81047, 4096, 19), (81047, 7424, 10), (143259, 4096, 34), (143259, 7424, 19),
+    [(81047, 4096, 19), (81047, 8448, 9), (143259, 4096, 34), (143259, 8448, 16),
      (81047, 0, 1), (81047, 90000, 0)],
 )  # fmt: skip
 def test_jobs_at_once_on_a_card(card_mb, job_mb, fit):
@@ -187,9 +187,9 @@ def test_rule_budgets_from_the_config():
     assert all(gm.rule_gpu_mem_mb(cpu, r, gpus=0) == 0 for r in gm.GPU_RULES)
     box = layered_settings("config/presets/gpu-box.yaml", "config/presets/tiny-large.yaml")
     assert gm.rule_gpu_mem_mb(box, "eval_model") == 4096
-    assert gm.rule_gpu_mem_mb(box, "train_segment") == 7424
-    assert gm.rule_gpu_mem_mb(box, "train_segment", gpus=2) == 2 * 7424
-    assert gm.rule_gpu_mem_mb(box, "base_model", "tiny") == 7168
+    assert gm.rule_gpu_mem_mb(box, "train_segment") == 8448
+    assert gm.rule_gpu_mem_mb(box, "train_segment", gpus=2) == 2 * 8448
+    assert gm.rule_gpu_mem_mb(box, "base_model", "tiny") == 32000
     over = layered_settings(
         "config/presets/gpu-box.yaml", extra={"resources": {"eval_model": {"gpu_mem_mb": 9000}}}
     )

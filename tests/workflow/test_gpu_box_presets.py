@@ -133,12 +133,12 @@ def test_gpu_rules_declare_the_memory_of_the_library_estimate(dry_run):
 # GPU jobs at once on one card, from the declarations (memory less the ledger's reserve), with
 # at most --cores 16 / 2 threads a job: an 80 GB H100 and a 141 GB H200
 AT_ONCE = {
-    81559: {"eval_model": 8, "train_segment": 8, "control_replay": 8, "base_model": 8},
-    143771: {"eval_model": 8, "train_segment": 8, "control_replay": 8, "base_model": 8},
+    81559: {"eval_model": 8, "train_segment": 8, "control_replay": 8, "base_model": 2},
+    143771: {"eval_model": 8, "train_segment": 8, "control_replay": 8, "base_model": 4},
 }
 ALONE = {
-    81559: {"eval_model": 19, "train_segment": 10, "control_replay": 10, "base_model": 11},
-    143771: {"eval_model": 34, "train_segment": 19, "control_replay": 19, "base_model": 19},
+    81559: {"eval_model": 19, "train_segment": 9, "control_replay": 9, "base_model": 2},
+    143771: {"eval_model": 34, "train_segment": 16, "control_replay": 16, "base_model": 4},
 }
 
 

@@ -321,6 +321,7 @@ class FastGenerator:
         self.compile = compile
         self._fused: FusedWeights | None = None
         self._slots: OrderedDict[tuple[int, int, int], _Slot] = OrderedDict()
+        self._capture_stream: torch.cuda.Stream | None = None
         if memory_budget is None and device.type == "cuda":
             from editcredit.policy.devices import memory_budget_bytes
 
@@ -395,11 +396,15 @@ class FastGenerator:
         s["col"].add_(1)
         s["step"].add_(1)
 
-    @staticmethod
-    def _capture(slot: _Slot) -> None:
+    def _capture(self, slot: _Slot) -> None:
+        """Warm the step up on a side stream and capture it. One side stream serves every
+        capture of this generator: libraries keep per-stream state (cuBLAS workspaces) for as
+        long as the process lives, so a fresh stream per bucket would grow it without bound."""
         s = slot.static
         saved = {k: v.clone() for k, v in s.items()}
-        stream = torch.cuda.Stream()
+        if self._capture_stream is None:
+            self._capture_stream = torch.cuda.Stream()
+        stream = self._capture_stream
         stream.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(stream):
             for _ in range(3):  # warm-up (and compilation) outside the graph

@@ -184,26 +184,38 @@ def generation_bytes(
     return weight_bytes(shape, dtype_bytes, True) + slots + prefill
 
 
-def update_bytes(shape: ModelShape, sequences: int, length: int) -> int:
-    """A policy update: fp32 weights, gradients and AdamW's two moments (16 bytes a parameter)
-    and the activations of a micro-batch of ``sequences`` x ``length`` tokens under bf16
-    autocast (per token and layer: the fp32 residual stream and norms, q/k/v, the attention
-    output, the MLP's four intermediates; the attention kernel keeps O(length) state), with
-    the logits of every position in fp32 for the loss."""
-    h, inter = shape.hidden, shape.intermediate
-    per_token_layer = 6 * h * 4 + 2 * (shape.q_width + 2 * shape.kv_width + 2 * shape.q_width)
-    per_token_layer += 2 * 4 * inter + 2 * h  # gate, up, silu, product; the bf16 input copies
+ACTIVATION_MARGIN = 1.25
+"""Headroom on the update's activations (allocator rounding, kernels' workspaces)."""
+
+
+def update_bytes(
+    shape: ModelShape, sequences: int, length: int, activation_bytes: int = 2, copies: int = 4
+) -> int:
+    """A policy update: fp32 weights, gradients and AdamW's two moments (``copies`` fp32 copies
+    of the parameters; 5 with a weight average) and the activations of a micro-batch of
+    ``sequences`` x ``length`` tokens, kept in ``activation_bytes`` (2 under bf16 autocast, 4
+    in fp32) for the backward pass. Per token and layer: the fp32 residual stream and norms,
+    q/k/v, the attention output, the MLP's four intermediates (the attention kernel keeps
+    O(length) state under autocast; in fp32 it is the math kernel, which keeps each layer's
+    scores and probabilities, heads x length² each, as measured on an H100); the logits of
+    every position in fp32 for the loss; all of it with :data:`ACTIVATION_MARGIN`."""
+    h, inter, a = shape.hidden, shape.intermediate, activation_bytes
+    per_token_layer = 6 * h * 4 + a * (shape.q_width + 2 * shape.kv_width + 2 * shape.q_width)
+    per_token_layer += a * 4 * inter + a * h  # gate, up, silu, product; the input copies
     tokens = sequences * length
     activations = tokens * shape.layers * per_token_layer
+    if activation_bytes == 4:
+        activations += sequences * shape.layers * shape.heads * length * length * 4 * 2
     logits = tokens * shape.vocab * 4 * 3  # logits, log-softmax, their gradient
-    return 16 * shape.parameters + activations + logits
+    return 4 * copies * shape.parameters + int(ACTIVATION_MARGIN * (activations + logits))
 
 
 @dataclass(frozen=True)
 class GpuJob:
     """What one GPU job holds: a generator of ``rows`` x ``context`` (``new`` sampled) in
     ``dtype_bytes``, and for training a policy update of ``update_sequences`` x
-    ``context`` tokens beside it (0: none)."""
+    ``context`` tokens beside it (0: none), its activations in ``update_bytes`` and
+    ``update_copies`` fp32 copies of the parameters (:func:`update_bytes`)."""
 
     rows: int
     context: int
@@ -211,13 +223,21 @@ class GpuJob:
     backend: str
     dtype_bytes: int = 2
     update_sequences: int = 0
+    update_activation_bytes: int = 2
+    update_copies: int = 4
 
 
 def job_bytes(shape: ModelShape, job: GpuJob) -> int:
     """The allocator's most for ``job`` (generation, plus the update where it has one)."""
     total = generation_bytes(shape, job.rows, job.context, job.new, job.dtype_bytes, job.backend)
     if job.update_sequences:
-        total += update_bytes(shape, job.update_sequences, job.context)
+        total += update_bytes(
+            shape,
+            job.update_sequences,
+            job.context,
+            job.update_activation_bytes,
+            job.update_copies,
+        )
     return total
 
 
@@ -301,8 +321,8 @@ def rule_job(settings: Any, rule: str, model: str | None = None) -> GpuJob:
     """What a job of ``rule`` holds on its GPU, from the config: the generation batch (the
     evaluation batch, a training group; the probe and the pool screen are split into passes of
     the evaluation batch), the agent's context and reply length, the backend, and for
-    training the update's micro-batch. ``base_model`` fits its policy (fp32 weights, AdamW)
-    on batches of the SFT size."""
+    training the update's micro-batch (bf16 autocast). ``base_model`` fits its policy in fp32
+    (AdamW and a weight average) on batches of the SFT size and its copy drills."""
     agent, gen = settings.agent, settings.generation
     context, new = int(agent.max_context_tokens), int(agent.max_new_tokens)
     backend = gen.backend if gen.backend in BACKENDS_ON_GPU else "fast"
@@ -318,7 +338,9 @@ def rule_job(settings: Any, rule: str, model: str | None = None) -> GpuJob:
     if rule == "base_model":
         sft = settings.models[model or settings.training.model].sft
         batch = int(sft.batch_size) if sft and sft.batch_size else 8
-        return GpuJob(1, context, new, "static", 4, batch)
+        batch += int(sft.copy_rows or 0) if sft else 0
+        copies = 5 if sft and sft.ema_decay else 4
+        return GpuJob(1, context, new, "static", 4, batch, 4, copies)
     raise ValueError(f"{rule!r} is not a GPU rule ({', '.join(GPU_RULES)})")
 
 
