@@ -255,3 +255,34 @@ def test_the_gpu_box_resources_line(visible, line):
     assert resources_line(cards, visible, 32) == line
     with pytest.raises(ValueError, match="no GPU"):
         resources_line(cards, "7", 32)
+
+
+def _claim_and_hold(lock_dir, mb, start, done, results):
+    start.wait()
+    try:
+        devices.claim_devices(["0"], 1, mb, CARDS, lock_dir)
+        results.put("claimed")
+    except RuntimeError:
+        results.put("refused")
+    done.wait()  # hold the claim until every process has tried
+
+
+def test_processes_claiming_at_once_never_overcommit_a_card(tmp_path):
+    """Five processes ask for 20,000 MiB of an 80 GB card at the same moment: four get it."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    start, done, results = ctx.Barrier(5), ctx.Barrier(6), ctx.Queue()
+    procs = [
+        ctx.Process(target=_claim_and_hold, args=(tmp_path, 20000, start, done, results))
+        for _ in range(5)
+    ]
+    for p in procs:
+        p.start()
+    answers = sorted(results.get(timeout=120) for _ in procs)
+    assert sum(c.mb for c in devices.live_claims(tmp_path, "0")) == 4 * 20000
+    done.wait(timeout=60)
+    for p in procs:
+        p.join(timeout=60)
+    assert answers == ["claimed"] * 4 + ["refused"]
+    assert devices.live_claims(tmp_path, "0") == []  # the holders are gone, their claims too

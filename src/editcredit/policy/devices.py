@@ -115,7 +115,8 @@ class Claim:
 
 
 def live_claims(lock_dir: Path, dev: str) -> list[Claim]:
-    """The claims on ``dev`` whose holders still hold them; files of gone holders are removed."""
+    """The claims on ``dev`` whose holders still hold them; files of gone holders are removed
+    (call it under the device's ledger lock, :class:`_LedgerLock`, where claims are written)."""
     claims = []
     for path in sorted(Path(lock_dir).glob(f"gpu{dev}.*MiB.*.lock")):
         match = _CLAIM.fullmatch(path.name)
@@ -145,6 +146,13 @@ class _LedgerLock:
 
     def __exit__(self, *exc) -> None:
         os.close(self.fd)
+
+
+def _claimed_mb(lock_dir: Path, dev: str) -> int:
+    """MiB of ``dev`` that live claims hold (read under the ledger's lock, so a claim being
+    written is never taken for a gone one)."""
+    with _LedgerLock(lock_dir, dev):
+        return sum(c.mb for c in live_claims(lock_dir, dev))
 
 
 def _take(lock_dir: Path, dev: str, mb: int, card_mb: int) -> int | None:
@@ -197,8 +205,8 @@ def claim_devices(
         if pids and dev in candidates
     )
     free = ", ".join(
-        f"GPU {dev}: {card_mb[dev] - RESERVE_MB - sum(c.mb for c in live_claims(lock_dir, dev))}"
-        f" of {card_mb[dev]} MiB free"
+        f"GPU {dev}: {card_mb[dev] - RESERVE_MB - _claimed_mb(lock_dir, dev)} of {card_mb[dev]}"
+        " MiB free"
         for dev in candidates
         if dev in card_mb
     )
