@@ -35,14 +35,14 @@ collect() {
 case $what in
 bench)
     out=$1
-    nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | tee "$out/card.txt"
-    python3 -m editcredit.policy.gpu_box | tee -a "$out/card.txt"
+    nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
+    python3 -m editcredit.policy.gpu_box
     (cd benchmarks && python3 bench_gpu_generation.py --eval-job --episodes 512 --out "$out")
     ;;
 study)
     out=$1
     resources=$(python3 -m editcredit.policy.gpu_box)
-    echo "resources: $resources" | tee "$out/resources.txt"
+    echo "resources: $resources"
     setsid nohup nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used \
         --format=csv -lms 1000 >"$STATE/smi.csv" 2>&1 &
     setsid nohup nvidia-smi --query-compute-apps=timestamp,pid,used_memory \
