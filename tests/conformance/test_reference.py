@@ -102,8 +102,10 @@ The first docstring line. ... ok
 test_xf (basic.tests.ModelTests.test_xf) ... expected failure
 test_xp (basic.tests.ModelTests.test_xp) ... unexpected success
 test_sub (basic.tests.SubTests.test_sub) ... ok
-test_sub (basic.tests.SubTests.test_sub) [<object>] (i=2) ... FAIL
+  test_sub (basic.tests.SubTests.test_sub) [<object>] (i=2) ... FAIL
 test_sub (basic.tests.SubTests.test_sub) (i=3) ... ERROR
+test_only_sub_fails (basic.tests.SubTests.test_only_sub_fails) ...
+  test_only_sub_fails (basic.tests.SubTests.test_only_sub_fails) (i=1) ... FAIL
 System check identified no issues (0 silenced).
 """
 
@@ -120,6 +122,8 @@ def test_django_statuses():
         "basic.tests.SubTests.test_sub": "failed",
         "basic.tests.SubTests.test_sub [<object>] (i=2)": "failed",
         "basic.tests.SubTests.test_sub (i=3)": "error",
+        "basic.tests.SubTests.test_only_sub_fails": "failed",
+        "basic.tests.SubTests.test_only_sub_fails (i=1)": "failed",
     }
 
 

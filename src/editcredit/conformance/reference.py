@@ -90,8 +90,11 @@ def _worse(old: str | None, new: str) -> str:
 
 
 # Django (unittest's TextTestResult at verbosity 2): "name (where) ... status", the first
-# docstring line on its own line before " ... " when the test has one.
-_DJANGO_HEAD = re.compile(r"^(?P<name>\w+) \((?P<where>[\w.]+)\)(?P<sub> [\[(].*?)?(?= \.\.\. |$)")
+# docstring line on its own line before " ... " when the test has one; a failing subtest's
+# line is indented by two spaces on Python 3.11 ("  name (where) (params) ... FAIL").
+_DJANGO_HEAD = re.compile(
+    r"^ *(?P<name>\w+) \((?P<where>[\w.]+)\)(?P<sub> [\[(].*?)?(?= \.\.\. |$)"
+)
 _DJANGO_STATUS = {
     "ok": "passed",
     "FAIL": "failed",
