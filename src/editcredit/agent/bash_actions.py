@@ -10,13 +10,17 @@ error (recorded, METHOD §4).
 container (``python3 -I -c``): ``setup`` copies the base tree into the work tree, ``run`` runs
 one command with a timeout and a bounded output, then kills every process the command left and
 hashes the work tree, ``settle`` only kills and hashes (after a command that killed its
-supervisor), ``read`` returns the text of some files. Its answers are JSON on stdout.
+supervisor), ``read`` returns the text of some files. Its answers are JSON on stdout. Its text
+begins with the guest's ``repo_env.py`` (the grading runner's list of places where an image keeps
+the repository's environment): a command runs in that environment, activated (its ``bin`` first
+on ``PATH``, ``CONDA_PREFIX``), where the image has it, as the graded tests do.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 SUBMIT = "submit"
 TRUNCATED = "<truncated>"  # what the rollout passes for a generation that did not finish
@@ -67,7 +71,13 @@ def format_output(result: dict, timeout_s: float) -> str:
     return f"{status}\n{output}" if output else status
 
 
-GUEST_HELPER = r'''
+#: The guest's list of places where an image keeps the repository's environment, and its
+#: activation (standard library, shared with the grading runner): the helper's text begins with it.
+REPO_ENV_SOURCE = (Path(__file__).resolve().parents[1] / "sandbox/guest/repo_env.py").read_text(
+    encoding="utf-8"
+)
+
+_HELPER = r'''
 import base64, hashlib, json, os, select, shutil, signal, stat, subprocess, sys, time
 
 SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", ".pytest_cache"}
@@ -175,9 +185,11 @@ def kill_all():
 
 
 def run(root, timeout, limit, command):
+    prefix = image_environment()  # the repository's environment, activated, where there is one
+    env = activated(os.environ, prefix) if prefix else dict(os.environ)
     proc = subprocess.Popen(
         ["bash", "-c", command], cwd=root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, start_new_session=True,
+        stderr=subprocess.STDOUT, start_new_session=True, env=env,
     )
     fd, half = proc.stdout.fileno(), limit // 2
     head, tail, total = bytearray(), bytearray(), 0
@@ -244,6 +256,7 @@ def main(argv):
 
 main(sys.argv[1:])
 '''
+GUEST_HELPER = REPO_ENV_SOURCE + _HELPER
 
 
 #: PID 1 of the episode's container: reaps the processes commands leave behind.

@@ -8,7 +8,12 @@ repository's history (and future) is not reachable from inside; the image's own 
 hidden under it.
 
 Every command runs in a fresh ``bash -c`` in the work tree (no shell state survives a turn, only
-files), with a timeout; its output is cut to a budget (head and tail kept). After the command
+files), with :data:`COMMAND_ENV`; where the image keeps the repository's environment apart from
+its ``python3`` (SWE-bench's conda environment ``/opt/miniconda3/envs/testbed``, the places the
+grading runner reads from ``sandbox/guest/repo_env.py``), that environment is activated for the
+command (its ``bin`` first on ``PATH``, ``CONDA_PREFIX``) with no derived image layer, so the
+agent's ``python`` and ``pytest`` are the repository's, as the graded tests' are. A command has a
+timeout; its output is cut to a budget (head and tail kept). After the command
 every process it left is killed and the tracked tree (UTF-8 text files up to 1 MiB, outside
 ``.git``/``__pycache__``/``.pytest_cache``) is hashed: the difference is the turn's file-change
 record ``path -> (sha256 before, sha256 after)``. ``submit`` ends the episode.

@@ -35,6 +35,7 @@ if GUEST_DIR not in sys.path:
 
 import commands  # noqa: E402
 import records  # noqa: E402
+import repo_env  # noqa: E402
 import sympy_hook  # noqa: E402, F401 - imported before the child leaves the guest dir
 import unittest_hook  # noqa: E402, F401
 
@@ -60,6 +61,7 @@ GUEST_MODULES = (
     "observer",
     "plugins",
     "records",
+    "repo_env",
     "rewrite_cache",
     "sympy_hook",
     "unittest_hook",
@@ -142,9 +144,10 @@ def _child(req: dict, fd: int, skip: int, tests: "list[str]", extra: "list[str]"
     os.chdir(workspace)
     os.environ.clear()
     os.environ.update(req["env"])
-    for path in REPOSITORY_PYTHONS:  # in its environment: its tools first, as activated
-        if os.path.realpath(sys.prefix) == os.path.realpath(os.path.dirname(os.path.dirname(path))):
-            os.environ["PATH"] = os.path.dirname(path) + os.pathsep + os.environ.get("PATH", "")
+    for path in REPOSITORY_PYTHONS:  # in its environment: activated, its tools first on PATH
+        prefix = repo_env.environment_prefix(path)
+        if os.path.realpath(sys.prefix) == os.path.realpath(prefix):
+            os.environ.update(repo_env.activated(os.environ, prefix))
     # the image's own arrangement of imports stays: its development installs and .pth files
     # put the work tree (the patched copy, mounted at the image's path) on the path
     sys.path[:] = [p for p in sys.path if p and p != GUEST_DIR]
@@ -590,9 +593,8 @@ def serve(spool: str) -> None:
             run_request(req, warm=True)
 
 
-#: Where an image keeps the repository's own interpreter apart from its ``python3`` (SWE-bench's
-#: images: a conda environment that only ``.bashrc`` activates).
-REPOSITORY_PYTHONS = ("/opt/miniconda3/envs/testbed/bin/python",)
+#: Where an image keeps the repository's own interpreter (``repo_env``, which the bash tool reads).
+REPOSITORY_PYTHONS = repo_env.REPOSITORY_PYTHONS
 #: The oldest interpreter the guest code runs on.
 OLDEST_GUEST = (3, 6)
 
@@ -615,7 +617,7 @@ def repository_python() -> "str | None":
     """The image's environment interpreter the grading should run in, where this process is
     not already running in that environment and the guest code can run on it."""
     for path in REPOSITORY_PYTHONS:
-        prefix = os.path.dirname(os.path.dirname(path))
+        prefix = repo_env.environment_prefix(path)
         if os.path.realpath(sys.prefix) == os.path.realpath(prefix):
             return None
         if not os.access(path, os.X_OK):
