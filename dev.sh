@@ -2,9 +2,11 @@
 # Set-up and entry points for a fresh Debian machine (run as root, or with sudo available).
 #   ./dev.sh setup   install system packages, start docker, create .venv, build the sandbox image
 #   ./dev.sh run     setup, then the default pipeline (snakemake rule all)
-#   ./dev.sh test    setup, then the test suite
+#   ./dev.sh test    setup, then the fast tier: every test not marked long (-m "not long"; a -m
+#                    of your own replaces it), the tests to run on every change (docs/testing.md)
+#   ./dev.sh test-all  setup, then the whole suite, the long end-to-end tests included
 #   ./dev.sh lint    ruff, snakefmt --check and snakemake --lint (setup first when .venv is missing)
-#   ./dev.sh ci      setup, the three linters, then the test suite (what .ci/run calls)
+#   ./dev.sh ci      setup, the three linters, then the whole suite (what .ci/run calls)
 #   ./dev.sh slurm start|stop|status|env   a one-node SLURM on this machine (dev/slurm.sh)
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -79,12 +81,25 @@ lint() {
   "$VENV/bin/snakemake" --lint
 }
 
+# Whether pytest's arguments choose markers themselves (then the fast tier's -m is not added).
+chooses_markers() {
+  local arg
+  for arg in "$@"; do
+    case "$arg" in -m | -m?* | --markexpr | --markexpr=*) return 0 ;; esac
+  done
+  return 1
+}
+
 case "${1:-}" in
   setup) setup ;;
   run) setup; shift; exec "$VENV/bin/snakemake" --cores 2 "$@" ;;
-  test) setup; shift; exec "$VENV/bin/pytest" "$@" ;;
+  test)
+    setup; shift
+    if chooses_markers "$@"; then exec "$VENV/bin/pytest" "$@"; fi
+    exec "$VENV/bin/pytest" -m "not long" "$@" ;;
+  test-all) setup; shift; exec "$VENV/bin/pytest" "$@" ;;
   lint) [ -x "$VENV/bin/snakemake" ] || setup; lint ;;
   ci) setup; lint; shift; exec "$VENV/bin/pytest" "$@" ;;
   slurm) shift; exec dev/slurm.sh "$@" ;;
-  *) echo "usage: ./dev.sh setup|run|test|ci [extra args] | lint | slurm start|stop|status|env" >&2; exit 2 ;;
+  *) echo "usage: ./dev.sh setup|run|test|test-all|ci [extra args] | lint | slurm start|stop|status|env" >&2; exit 2 ;;
 esac

@@ -61,3 +61,13 @@ def local_sandbox():
     box = make_sandbox("local", CONFIG["sandbox"])
     yield box
     box.close()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """The long tier (tests/tiers.py): ``./dev.sh test`` deselects it with ``-m "not long"``."""
+    from tiers import is_long
+
+    for item in items:
+        if is_long(item.nodeid):
+            item.add_marker(pytest.mark.long)

@@ -85,6 +85,14 @@ def test_import_model_writes_an_identity_receipt(workdir, tmp_path_factory):
     receipt = json.loads((workdir / "models/base/ext/identity.json").read_text())
     assert "model.safetensors" in receipt["files"]
     assert receipt["imported_from"] == str(src.resolve())
+    # the study's progress, as ./dev.sh run prints it (the workflow profile keeps it on)
+    assert "1 of 1 steps (100%) done" in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("profile", sorted(Path(REPO, "profiles").glob("*/profile.yaml")))
+def test_no_profile_silences_the_progress_of_the_study(profile):
+    settings = yaml.safe_load(profile.read_text())
+    assert not settings.get("quiet"), f"{profile}: quiet hides Snakemake's 'N of M steps' lines"
 
 
 def test_misspelt_key_fails_the_dry_run_naming_its_path(workdir):
