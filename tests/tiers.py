@@ -21,8 +21,11 @@ LONG: tuple[str, ...] = (
     "tests/workflow/test_slurm_cluster.py",
     "tests/workflow/test_slurm_ray.py",
     "tests/rl/test_ray_cluster.py::test_make_workers_runs_rollout_actors_on_the_cluster",
-    # a segment, an evaluation and the tables rebuilt to the same bytes
+    # bytes rebuilt and compared: a segment, an evaluation, the tables, the SFT base, the suite
     "tests/test_rebuild_bytes.py",
+    "tests/policy/test_sft_reproducible.py",
+    "tests/data/test_default_suite_pin.py",
+    "tests/data/test_freeze.py::test_generation_is_byte_identical_across_runs",
     # whole workflows through Snakemake, every job run
     "tests/workflow/test_report_rules.py",
     "tests/workflow/test_retention_rules.py",
@@ -31,9 +34,12 @@ LONG: tuple[str, ...] = (
     "tests/workflow/test_train_rules.py",
     "tests/workflow/test_eval_rules.py::test_eval_rules_write_every_slot_file_and_scores_and_a_rerun_changes_nothing",
     "tests/replay/test_replay_rule.py",
-    # training runs that must learn
-    "tests/rl/test_learning.py",
-    "tests/rl/test_direction.py",
+    # training segments and the control replay run for real, with docker gradings
+    "tests/rl/test_segment.py",
+    "tests/rl/test_segment_budget.py",
+    "tests/rl/test_control_budget.py",
+    "tests/rl/test_storage.py::test_a_real_segment_stops_before_the_step_that_finds_too_few_inodes",
+    "tests/replay/test_replay_docker.py",
 )
 
 
