@@ -1,10 +1,5 @@
-"""Rule freeze_protocol: the protocol's hash receipt (refused once its sealed labels were read
-under another version of the file)."""
+"""A rule's script: the job of the rule that runs, from editcredit.jobs.<rule> (its harness)."""
 
-from editcredit.protocol.seal import freeze_protocol
-from editcredit.workflow import logged
+from editcredit.jobs import run_rule
 
-sm = snakemake  # noqa: F821 - injected by Snakemake
-with logged(sm.log[0]):
-    record = freeze_protocol(sm.input[0], sm.output[0], sm.params.seal_dir)
-    print(f"{record['study']}: protocol {record['protocol_sha256']} frozen")
+run_rule(snakemake)  # noqa: F821 - injected by Snakemake

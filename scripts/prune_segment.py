@@ -1,20 +1,5 @@
-"""Rule prune_segment: remove a segment's model and optimiser files, recording what went."""
+"""A rule's script: the job of the rule that runs, from editcredit.jobs.<rule> (its harness)."""
 
-from editcredit.storage.retention import prune_segment
-from editcredit.workflow import logged
+from editcredit.jobs import run_rule
 
-sm = snakemake  # noqa: F821 - injected by Snakemake
-with logged(sm.log[0]):
-    record = prune_segment(
-        sm.input.segment,
-        sm.output[0],
-        {
-            "run": sm.wildcards.run,
-            "step": int(sm.wildcards.step),
-            # from the config, not params: a new k reruns no earlier prune (it keeps its record)
-            "keep_checkpoints": int(sm.config["training"]["keep_checkpoints"]),
-            "next_segment": sm.input.next,
-        },
-    )
-    removed, freed = len(record["removed"]), record["bytes_freed"]
-    print(f"{sm.input.segment}: removed {removed} file(s), {freed} bytes")
+run_rule(snakemake)  # noqa: F821 - injected by Snakemake

@@ -1,16 +1,5 @@
-"""Rule replay: re-grade a hash-chosen sample of the stored gradings; identical or fail."""
+"""A rule's script: the job of the rule that runs, from editcredit.jobs.<rule> (its harness)."""
 
-from editcredit.replay.job import replay_job
-from editcredit.workflow import logged
+from editcredit.jobs import run_rule
 
-sm = snakemake  # noqa: F821 - injected by Snakemake
-with logged(sm.log[0]):
-    replay_job(
-        segments=list(sm.input.segments),
-        tasks_path=sm.input.tasks,
-        out=sm.output.summary,
-        sandbox=sm.params.sandbox,
-        grading=sm.params.grading,
-        replay=sm.params.replay,
-        config=sm.config,
-    )
+run_rule(snakemake)  # noqa: F821 - injected by Snakemake

@@ -1,13 +1,5 @@
-"""Rule evalset_scores: every model's score (or bounds) on one eval set."""
+"""A rule's script: the job of the rule that runs, from editcredit.jobs.<rule> (its harness)."""
 
-from editcredit.stats.jobs import evalset_scores_job
-from editcredit.workflow import logged
+from editcredit.jobs import run_rule
 
-with logged(snakemake.log[0]):  # noqa: F821 - injected by Snakemake
-    evalset_scores_job(
-        list(snakemake.input.slots),  # noqa: F821
-        snakemake.output[0],  # noqa: F821
-        snakemake.wildcards.evalset,  # noqa: F821
-        snakemake.config,  # noqa: F821
-        n_samples=snakemake.params.n_samples or None,  # noqa: F821
-    )
+run_rule(snakemake)  # noqa: F821 - injected by Snakemake
