@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from editcredit.config import ConfigError, validate_config
-from editcredit.rl.config import TrainConfig
-from editcredit.settings import RUN_FIELDS, Settings
+from editcredit.rl.config import TrainConfig, run_config
+from editcredit.settings import RUN_FIELDS, GrpoSettings, Settings
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = yaml.safe_load((REPO / "config" / "schema.yaml").read_text())
@@ -124,6 +124,38 @@ def test_the_grpo_keys_are_the_train_config_fields():
     fields = {f.name for f in dataclasses.fields(TrainConfig)} - set(RUN_FIELDS)
     assert set(grpo) == fields
     assert set(default_config()["training"]["grpo"]) == fields
+
+
+def test_training_grpo_is_typed_and_one_builder_makes_a_run_config():
+    """training.grpo is a typed section (readable as the mapping it was); a run's TrainConfig is
+    it with the run's temperature, arm and seed, put together by rl.config.run_config alone."""
+    config = validate_config(default_config())
+    grpo = Settings.from_config(config).training.grpo
+    assert isinstance(grpo, GrpoSettings)
+    assert grpo == config["training"]["grpo"] and dict(grpo) == config["training"]["grpo"]
+    assert grpo.group_size == grpo["group_size"] == config["training"]["grpo"]["group_size"]
+    run = run_config(grpo, 0.7, "M", 3)
+    assert run == Settings.from_config(config).training.train_config("M", 3, 0.7)
+    assert run == run_config(config["training"]["grpo"], 0.7, "M", 3)
+    assert (run.temperature, run.arm, run.seed) == (0.7, "M", 3)
+    assert {key: getattr(run, key) for key in grpo} == dict(grpo)
+
+
+@pytest.mark.parametrize(
+    "key, value, message",
+    [
+        ("micro_batch_tokens", -1, "must be >= 0"),
+        ("ppo_clip", 0.0, "must be > 0"),
+        ("query_rate", 1.5, r"must be in \[0, 1\]"),
+        ("loss_aggregation", "mean", "'mean' is not one of prompt_mean, token_mean, sequence_mean"),
+    ],
+)
+def test_a_run_config_keeps_the_bounds_the_schema_declares(key, value, message):
+    grpo = {**validate_config(default_config())["training"]["grpo"], key: value}
+    with pytest.raises(ValueError, match=f"TrainConfig.{key}: {message}"):
+        run_config(grpo, 1.0, "O", 0)
+    with pytest.raises(ValueError, match=r"TrainConfig.temperature: must be > 0"):
+        run_config(validate_config(default_config())["training"]["grpo"], 0.0, "O", 0)
 
 
 @pytest.mark.parametrize("preset", [None, *PRESETS], ids=lambda p: p.name if p else "default")

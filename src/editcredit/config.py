@@ -4,6 +4,7 @@ the strict builder of typed sections (:class:`Section`) that :mod:`editcredit.se
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
 from collections.abc import Mapping
@@ -97,6 +98,51 @@ def load_config(path: str | Path, schema_path: Path = DEFAULT_SCHEMA) -> dict[st
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
     return validate_config(config, schema_path, source=str(path))
+
+
+@functools.cache
+def schema_of(dotted: str, schema_path: Path = DEFAULT_SCHEMA) -> dict[str, Any]:
+    """The subschema of one key of the config by its dotted path (``training.grpo.lr``)."""
+    schema = yaml.safe_load(schema_path.read_text())
+    node = schema
+    for key in dotted.split(".") if dotted else []:
+        node = _resolved(node, schema)["properties"][key]
+    return _resolved(node, schema)
+
+
+def _resolved(node: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    ref = node.get("$ref")
+    if not ref:
+        return node
+    target = schema
+    for part in ref.removeprefix("#/").split("/"):
+        target = target[part]
+    return {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+
+
+def bound_violation(schema: Mapping[str, Any], value: Any) -> str | None:
+    """Why ``value`` breaks the ``enum`` or numeric bounds of its subschema (None when it keeps
+    them): the schema's own bounds, for values built outside a validated config."""
+    if "enum" in schema:
+        if value in schema["enum"]:
+            return None
+        return f"{value!r} is not one of {', '.join(str(v) for v in schema['enum'])}"
+    low, high = schema.get("minimum"), schema.get("maximum")
+    low_open, high_open = schema.get("exclusiveMinimum"), schema.get("exclusiveMaximum")
+    if low_open is not None:
+        low = low_open
+    if high_open is not None:
+        high = high_open
+    below = low is not None and (value <= low if low_open is not None else value < low)
+    above = high is not None and (value >= high if high_open is not None else value > high)
+    if not (below or above):
+        return None
+    if low is not None and high is not None:
+        left, right = "(" if low_open is not None else "[", ")" if high_open is not None else "]"
+        return f"must be in {left}{low:g}, {high:g}{right}"
+    if low is not None:
+        return f"must be {'>' if low_open is not None else '>='} {low:g}"
+    return f"must be {'<' if high_open is not None else '<='} {high:g}"
 
 
 # --- typed sections: built strictly from a validated mapping ---------------------------------

@@ -17,7 +17,7 @@ with a few values takes them as they are.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -307,14 +307,57 @@ class PoolScreenSettings(Section):
     seed: int = 0
 
 
+@dataclass(frozen=True, eq=False)
+class GrpoSettings(Section, Mapping):
+    """``training.grpo``: GRPO, the policy loss and the credit (METHOD §3-§4); each key's meaning,
+    bounds and value are in config/schema.yaml and config/config.yaml. A run's
+    :class:`~editcredit.rl.config.TrainConfig` is these fields with the run's own
+    (:data:`RUN_FIELDS`), built by :func:`editcredit.rl.config.run_config`.
+
+    The section also reads as a mapping of its keys (``grpo["group_size"]``, ``{**grpo}``), and
+    equals a mapping of the same keys and values.
+    """
+
+    lr: float
+    tasks_per_step: int
+    group_size: int
+    normalize_std: bool
+    loss_aggregation: str
+    policy_loss: str
+    negative_weight: float
+    ppo_clip: float
+    dppo_delta: float
+    zero_variance_filter: bool
+    credit_lambda: float
+    credit_c: float
+    query_rate: float
+    mini_batches: int
+    epochs: int
+    micro_batch_size: int
+    micro_batch_tokens: int
+    gradient_checkpointing: bool
+    max_grad_norm: float
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in _grpo_keys():
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_grpo_keys())
+
+    def __len__(self) -> int:
+        return len(_grpo_keys())
+
+
+def _grpo_keys() -> tuple[str, ...]:
+    """The keys of ``training.grpo``: :class:`GrpoSettings`'s own fields (not a subclass's)."""
+    return tuple(f.name for f in dataclasses.fields(GrpoSettings))
+
+
 @dataclass(frozen=True)
 class TrainingSettings(Section):
-    """``training``: the GRPO runs ({arm}-s{seed}) and their segments.
-
-    ``grpo`` stays a mapping: it is :class:`editcredit.rl.config.TrainConfig` less the agent's
-    temperature, the arm and the seed, and :meth:`train_config` builds that (checked at DAG
-    construction by :meth:`Settings.from_config`).
-    """
+    """``training``: the GRPO runs ({arm}-s{seed}) and their segments."""
 
     model: str
     suite: str
@@ -324,7 +367,7 @@ class TrainingSettings(Section):
     keep_checkpoints: int
     gpu: int
     ray: RaySettings
-    grpo: dict[str, Any]
+    grpo: GrpoSettings
     health: HealthSettings
     pool_size: int = 0
     pool_screen: PoolScreenSettings = PoolScreenSettings()
@@ -332,11 +375,9 @@ class TrainingSettings(Section):
 
     def train_config(self, arm: str, seed: int, temperature: float):
         """The typed config of one run (``editcredit.rl.config.TrainConfig``)."""
-        from editcredit.rl.config import TrainConfig
+        from editcredit.rl.config import run_config
 
-        return TrainConfig.from_dict(
-            {**self.grpo, "temperature": temperature, "arm": arm, "seed": seed}
-        )
+        return run_config(self.grpo, temperature, arm, seed)
 
 
 # --- audits, evaluation, statistics, paper ----------------------------------------------------
@@ -521,18 +562,12 @@ class Settings(Section):
     def from_config(cls, config: Mapping[str, Any]) -> Settings:
         """The tree of a validated config (defaults filled); ConfigError names a bad key."""
         settings = build_section(cls, config, "")
-        from editcredit.rl.config import TrainConfig
-
-        grpo_keys = {f.name for f in dataclasses.fields(TrainConfig)} - set(RUN_FIELDS)
-        for key in settings.training.grpo:
-            if key not in grpo_keys:
-                raise ConfigError(f"config: training.grpo.{key}: unknown key")
         try:
             settings.training.train_config("O", 0, settings.agent.temperature)
         except ValueError as exc:
             raise ConfigError(f"config: training.grpo: {exc}") from exc
-        pool, per_step = settings.training.pool_size, settings.training.grpo.get("tasks_per_step")
-        if pool and per_step and pool < int(per_step):
+        pool, per_step = settings.training.pool_size, settings.training.grpo.tasks_per_step
+        if pool and pool < per_step:
             raise ConfigError(
                 f"config: training.pool_size: {pool} is smaller than training.grpo.tasks_per_step "
                 f"({per_step}); a step draws distinct tasks"
