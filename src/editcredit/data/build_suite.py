@@ -1,4 +1,5 @@
-"""Build a frozen suite from its config: generate minibugs or import a SWE-bench file."""
+"""Build a frozen suite from its config: generate minibugs (single- or multi-bug) or import a
+SWE-bench file."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 from editcredit.data.freeze import freeze
 from editcredit.data.minibugs.generate import generate
+from editcredit.data.minibugs.multi import PARAMETERS, generate_multibugs
 from editcredit.data.swebench_import import import_tasks
 from editcredit.sandbox.pool import SandboxPool
 
@@ -33,7 +35,13 @@ def build_suite(
     """Write data/frozen/{suite}/tasks.parquet + manifest.json; return the manifest SHA256."""
     keys = GENERATOR_KEYS + (PROCEDURAL_KEYS if suite_cfg["generator"] == "procedural" else ())
     generator = {k: suite_cfg[k] for k in keys if k in suite_cfg}
-    if suite_cfg["generator"] in ("minibugs", "procedural"):
+    if suite_cfg["generator"] == "multibugs":
+        with SandboxPool(sandbox_cfg["backend"], sandbox_cfg, int(sandbox_cfg["workers"])) as pool:
+            grade = lambda jobs: pool.grade_many(jobs, suite)  # noqa: E731
+            tasks, rejected = generate_multibugs(suite_cfg, grade, suite=suite)
+        generator["multi"] = dict(PARAMETERS)
+        generator["rejected"] = dict(sorted(rejected.items()))
+    elif suite_cfg["generator"] in ("minibugs", "procedural"):
         with SandboxPool(sandbox_cfg["backend"], sandbox_cfg, int(sandbox_cfg["workers"])) as pool:
             # hand-written pool tasks keep their ids' historic prefix (pinned manifests)
             family = suite if suite_cfg["generator"] == "procedural" else "minibugs"

@@ -21,7 +21,11 @@ from editcredit.data.task import RUNNERS, Task, canonical_json
 SCHEMA_VERSION = 2  # 2: statement_test (the one visible FAIL_TO_PASS test)
 #: 3: the runner columns, written only by a suite with a task whose tests are not pytest's
 RUNNER_SCHEMA_VERSION = 3
+#: 4: the ``bugs`` column, written only by a suite with a multi-bug task
+BUGS_SCHEMA_VERSION = 4
 JSON_COLUMNS = ("files", "meta")
+#: Read back as JSON text too (a column only suites with multi-bug tasks have).
+BUGS_COLUMN = "bugs"
 
 #: The Parquet schema of a frozen suite (nested values that vary by task are JSON text).
 PARQUET_SCHEMA = pa.schema(
@@ -55,34 +59,54 @@ def uses_runners(tasks: list[Task]) -> bool:
     return any(t.test_runner != "pytest" or t.test_command for t in tasks)
 
 
+def has_bugs(tasks: list[Task]) -> bool:
+    """Does any task plant several bugs (a ``bugs`` record)?"""
+    return any(t.bugs is not None for t in tasks)
+
+
 def parquet_schema(tasks: list[Task]) -> pa.Schema:
     """The fixed schema, plus the runner columns where a task needs them (a pytest-only
-    suite's bytes are those it had before runners existed)."""
-    if not uses_runners(tasks):
+    suite's bytes are those it had before runners existed) and the ``bugs`` column (JSON
+    text) where a task plants several bugs."""
+    if not uses_runners(tasks) and not has_bugs(tasks):
         return PARQUET_SCHEMA
     fields = list(PARQUET_SCHEMA)
-    return pa.schema(fields[:-1] + [pa.field(n, t) for n, t in RUNNER_COLUMNS] + fields[-1:])
+    extra = [pa.field(n, t) for n, t in RUNNER_COLUMNS] if uses_runners(tasks) else []
+    if has_bugs(tasks):
+        extra.append(pa.field(BUGS_COLUMN, pa.string()))
+    return pa.schema(fields[:-1] + extra + fields[-1:])
+
+
+def schema_version(tasks: list[Task]) -> int:
+    if has_bugs(tasks):
+        return BUGS_SCHEMA_VERSION
+    return RUNNER_SCHEMA_VERSION if uses_runners(tasks) else SCHEMA_VERSION
 
 
 class FrozenSuiteError(ValueError):
     """A frozen file is malformed or does not match its pinned identity."""
 
 
-def _row(task: Task, runners: bool) -> dict[str, Any]:
+def _row(task: Task, runners: bool, bugs: bool = False) -> dict[str, Any]:
     data = task.model_dump(mode="json")
     if not runners:
         for name, _type in RUNNER_COLUMNS:
             del data[name]
     for column in JSON_COLUMNS:
         data[column] = None if data[column] is None else canonical_json(data[column])
+    if bugs:
+        value = data.get(BUGS_COLUMN)
+        data[BUGS_COLUMN] = None if value is None else canonical_json(value)
     data["task_sha256"] = task.sha256()
     return data
 
 
 def write_parquet(tasks: list[Task], path: Path) -> None:
     """Deterministic bytes: fixed schema, no pandas metadata, fixed row group and codec."""
-    runners = uses_runners(tasks)
-    table = pa.Table.from_pylist([_row(t, runners) for t in tasks], schema=parquet_schema(tasks))
+    runners, bugs = uses_runners(tasks), has_bugs(tasks)
+    table = pa.Table.from_pylist(
+        [_row(t, runners, bugs) for t in tasks], schema=parquet_schema(tasks)
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     os.close(fd)
@@ -105,7 +129,7 @@ def manifest_for(
     tasks: list[Task], parquet: Path, suite: str, generator: dict[str, Any]
 ) -> dict[str, Any]:
     return {
-        "schema_version": RUNNER_SCHEMA_VERSION if uses_runners(tasks) else SCHEMA_VERSION,
+        "schema_version": schema_version(tasks),
         "suite": suite,
         "generator": generator,
         "n_tasks": len(tasks),
@@ -192,7 +216,7 @@ def load_tasks(
     tasks = []
     for i, row in enumerate(rows):
         stored = row.pop("task_sha256", None)
-        task = task_from_record(row, f"{path}: row {i}", json_columns=JSON_COLUMNS)
+        task = task_from_record(row, f"{path}: row {i}", json_columns=JSON_COLUMNS + (BUGS_COLUMN,))
         if stored is not None and stored != task.sha256():
             raise FrozenSuiteError(f"{path}: row {i} ({task.instance_id}): task_sha256 mismatch")
         if manifest is not None and manifest["tasks"].get(task.instance_id) != task.sha256():

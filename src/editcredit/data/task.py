@@ -6,7 +6,9 @@ Fields named as in SWE-bench keep their meaning there: ``instance_id``, ``repo``
 ids for ``pytest``, ``test_name (module.Class)`` for ``unittest`` and ``django``, function names
 for ``sympy``). A task carries its base tree either inline (``files``: path -> text) or as a
 docker ``image`` holding the repository at ``workdir``; exactly one of the two. ``test_runner``
-and ``test_command`` say how its tests run (``docs/task-schema.md``).
+and ``test_command`` say how its tests run (``docs/task-schema.md``). A task that plants
+several bugs lists them in ``bugs`` (:class:`PlantedBug`: each bug's FAIL_TO_PASS ids and gold
+hunk); the field is absent from a single-bug task's record, dump and identity.
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     ValidationInfo,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
@@ -31,6 +35,20 @@ RUNNERS = ("pytest", "unittest", "django", "sympy")
 #: Fields left out of a task's identity while they hold their default (tasks frozen before
 #: they existed keep their hashes).
 DEFAULT_IDENTITY = {"test_runner": "pytest", "test_command": []}
+
+
+class PlantedBug(BaseModel):
+    """One of the bugs of a multi-bug task: where it is, the tests it alone fails and its fix."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    function: str = Field(min_length=1, description="The seed function the bug is planted in.")
+    FAIL_TO_PASS: list[str] = Field(
+        min_length=1, description="The task's FAIL_TO_PASS ids this bug alone makes fail."
+    )
+    patch: str = Field(min_length=1, description="The gold fix of this bug alone (unified diff).")
+    statement_test: str = Field("", description="The FAIL_TO_PASS id its statement quotes.")
+    meta: dict[str, Any] = Field(default_factory=dict, description="Generator details.")
 
 
 class Task(BaseModel):
@@ -71,6 +89,19 @@ class Task(BaseModel):
         description="The runner's command (argument vector, without test labels; [] = the "
         "runner's default); labels come from test_paths, or from the ids run for the agent.",
     )
+    bugs: list[PlantedBug] | None = Field(
+        None,
+        description="Multi-bug tasks only: the planted bugs (2 or more, in different "
+        "functions); their FAIL_TO_PASS lists partition the task's. None (absent from the "
+        "record) for a single-bug task.",
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_absent_bugs(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        if data.get("bugs", ()) is None:  # single-bug tasks keep their dumps and hashes
+            del data["bugs"]
+        return data
 
     @field_validator("test_runner")
     @classmethod
@@ -116,6 +147,8 @@ class Task(BaseModel):
         overlap = set(self.FAIL_TO_PASS) & set(self.PASS_TO_PASS)
         if overlap:
             raise ValueError(f"ids in both FAIL_TO_PASS and PASS_TO_PASS: {sorted(overlap)}")
+        if self.bugs is not None:
+            check_bugs(self.bugs, self.FAIL_TO_PASS)
         return self
 
     def visible_tests(self) -> list[str]:
@@ -140,6 +173,24 @@ class Task(BaseModel):
 
     def sha256(self) -> str:
         return sha256_text(self.canonical_json())
+
+
+def check_bugs(bugs: list[PlantedBug], fail_to_pass: list[str]) -> None:
+    """The rules of a multi-bug record: 2 or more bugs in distinct functions whose
+    FAIL_TO_PASS lists partition the task's (each id belongs to exactly one bug)."""
+    if len(bugs) < 2:
+        raise ValueError(f"bugs: a multi-bug task plants 2 or more bugs, got {len(bugs)}")
+    functions = [b.function for b in bugs]
+    if len(set(functions)) != len(functions):
+        raise ValueError(f"bugs: two bugs in one function: {functions}")
+    owned = [i for b in bugs for i in b.FAIL_TO_PASS]
+    if len(set(owned)) != len(owned):
+        raise ValueError("bugs: a FAIL_TO_PASS id belongs to two bugs")
+    if set(owned) != set(fail_to_pass):
+        raise ValueError("bugs: the bugs' FAIL_TO_PASS ids are not the task's FAIL_TO_PASS")
+    for bug in bugs:
+        if bug.statement_test and bug.statement_test not in bug.FAIL_TO_PASS:
+            raise ValueError(f"bugs: statement_test {bug.statement_test!r} is not the bug's")
 
 
 def canonical_json(data: Any) -> str:

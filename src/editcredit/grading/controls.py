@@ -1,4 +1,9 @@
-"""Gold and empty controls per task (METHOD §7): gold must score 1, the base tree 0."""
+"""Gold and empty controls per task (METHOD §7): gold must score 1, the base tree 0.
+
+A multi-bug task (``Task.bugs``) adds a per-bug control for each bug: its gold fix alone (the
+other bugs left in) must pass that bug's FAIL_TO_PASS ids and PASS_TO_PASS, and fail the other
+bugs' FAIL_TO_PASS ids, so each bug's tests are its own. Single-bug tasks' records are as before.
+"""
 
 from __future__ import annotations
 
@@ -23,6 +28,49 @@ def deviation(kind: str, report: GradingReport) -> str | None:
     return f"{kind}: scored {report.resolved}, expected {EXPECTED[kind]}"
 
 
+def bug_control_expectation(task: Task, index: int) -> dict[str, str]:
+    """Expected status of every graded id when bug ``index`` alone is fixed: ``passed`` for
+    its FAIL_TO_PASS ids and PASS_TO_PASS, ``failed`` for the other bugs' FAIL_TO_PASS ids."""
+    if not task.bugs:
+        raise ValueError(f"{task.instance_id}: not a multi-bug task")
+    own = set(task.bugs[index].FAIL_TO_PASS)
+    expected = {i: "passed" if i in own else "failed" for i in task.FAIL_TO_PASS}
+    return expected | {i: "passed" for i in task.PASS_TO_PASS}
+
+
+def bug_control_deviation(task: Task, index: int, statuses: dict[str, str]) -> str | None:
+    """Why the run of bug ``index``'s fix alone deviates from its expectation (any status but
+    ``passed`` counts as failing), or None."""
+    bug = task.bugs[index] if task.bugs else None
+    name = f"bug {index} ({bug.function})" if bug else f"bug {index}"
+    wrong = sorted(
+        i
+        for i, want in bug_control_expectation(task, index).items()
+        if (statuses.get(i) == "passed") != (want == "passed")
+    )
+    if not wrong:
+        return None
+    return f"{name}: {len(wrong)} tests off their expected status ({wrong[0]}, ...)"
+
+
+def run_bug_controls(
+    task: Task, sandbox: Sandbox, f_weight: float, g_weight: float
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The per-bug controls of a multi-bug task: each bug's report and the deviations."""
+    records, deviations = [], []
+    for index, bug in enumerate(task.bugs or ()):
+        report = grade_tree(task, bug.patch, sandbox, f_weight, g_weight)
+        if report.outcome == "infrastructure_failure":
+            found = f"bug {index} ({bug.function}): infrastructure failure"
+        else:
+            statuses = {i: t["status"] for i, t in report.tests.items()}
+            found = bug_control_deviation(task, index, statuses)
+        if found:
+            deviations.append(found)
+        records.append({"function": bug.function, "report": report.model_dump(mode="json")})
+    return records, deviations
+
+
 def run_controls(task: Task, sandbox: Sandbox, f_weight: float, g_weight: float) -> dict[str, Any]:
     """Grade the gold patch and the base tree (no patch, tests run); flag deviations. The
     utility weights are config ``grading.f_weight`` and ``grading.g_weight`` (METHOD §3).
@@ -36,22 +84,36 @@ def run_controls(task: Task, sandbox: Sandbox, f_weight: float, g_weight: float)
         "empty": grade_tree(task, "", sandbox, f_weight, g_weight),
     }
     deviations = [d for kind, r in reports.items() if (d := deviation(kind, r))]
-    return {
+    record: dict[str, Any] = {
         "instance_id": task.instance_id,
         "task_sha256": task.sha256(),
         "split": task.split,
         "gold": reports["gold"].model_dump(mode="json"),
         "empty": reports["empty"].model_dump(mode="json"),
-        "flagged": bool(deviations),
-        "deviations": deviations,
     }
+    if task.bugs:  # multi-bug tasks only: single-bug records keep their keys
+        record["bugs"], bug_deviations = run_bug_controls(task, sandbox, f_weight, g_weight)
+        deviations += bug_deviations
+    return record | {"flagged": bool(deviations), "deviations": deviations}
 
 
 def summarize(controls: list[dict[str, Any]], suite: str) -> dict[str, Any]:
     """Counts for the suite; flagged tasks listed (kept out of training pools, not eval)."""
     reasons = Counter(d.split(" (")[0] for c in controls for d in c["deviations"])
     flagged = sorted(c["instance_id"] for c in controls if c["flagged"])
-    return {
+    multi = [c for c in controls if "bugs" in c]
+    extra = {}
+    if multi:  # suites with multi-bug tasks only: the others' summaries keep their keys
+        extra = {
+            "multi_bug_tasks": len(multi),
+            "bug_controls": sum(len(c["bugs"]) for c in multi),
+            "bug_controls_ok": sum(
+                not any(d.startswith(f"bug {k} (") for d in c["deviations"])
+                for c in multi
+                for k in range(len(c["bugs"]))
+            ),
+        }
+    return extra | {
         "suite": suite,
         "tasks": len(controls),
         "gold_1": sum(c["gold"]["resolved"] == 1 for c in controls),
