@@ -278,3 +278,23 @@ def _schema_fields(schema: dict[str, Any], cls: type, path: str) -> list[str]:
 def test_the_settings_classes_mirror_the_schema():
     """A key added to config/schema.yaml needs its field in editcredit.settings (and back)."""
     assert _schema_fields(SCHEMA, Settings, "config") == []
+
+
+def test_a_section_on_its_own_takes_the_schemas_defaults_and_bounds():
+    """A job that holds one section (``generation``) validates and fills it by the schema's
+    subschema: no default or bound of its own."""
+    from editcredit.config import section_config
+    from editcredit.policy.generator_factory import GenerationSettings
+
+    config = validate_config(default_config())
+    defaults = section_config("generation", None)
+    assert section_config("generation", {}) == defaults
+    assert defaults["fast"] == {"compile": True} and defaults["backend"] == "transformers"
+    typed = Settings.from_config(config).generation
+    assert GenerationSettings.from_config(typed) == GenerationSettings.from_config(
+        config["generation"]
+    )
+    with pytest.raises(ConfigError, match=r"generation\.vllm\.tensor_parallel_size"):
+        section_config("generation", {"vllm": {"tensor_parallel_size": 0}})
+    with pytest.raises(ConfigError, match=r"unknown keys \['speed'\]"):
+        section_config("generation.fast", {"speed": 2})

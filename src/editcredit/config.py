@@ -3,6 +3,7 @@ the strict builder of typed sections (:class:`Section`) that :mod:`editcredit.se
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import types
@@ -108,6 +109,28 @@ def schema_of(dotted: str, schema_path: Path = DEFAULT_SCHEMA) -> dict[str, Any]
     for key in dotted.split(".") if dotted else []:
         node = _resolved(node, schema)["properties"][key]
     return _resolved(node, schema)
+
+
+def section_config(
+    dotted: str, data: Mapping[str, Any] | None, schema_path: Path = DEFAULT_SCHEMA
+) -> dict[str, Any]:
+    """One section of the config (``generation``) on its own, validated against its subschema
+    with the schema's defaults filled, as :func:`validate_config` does for the whole config (a
+    copy; ``None`` is the empty section). ConfigError names the first offending key."""
+    root = yaml.safe_load(schema_path.read_text())
+    schema = {**copy.deepcopy(schema_of(dotted, schema_path)), "$defs": root.get("$defs", {})}
+    section = copy.deepcopy(dict(data or {}))
+    validator = _with_defaults(jsonschema.Draft202012Validator)(schema)
+    errors = sorted(validator.iter_errors(section), key=lambda e: list(e.absolute_path))
+    if errors:
+        err = errors[0]
+        where = ".".join([dotted, *(str(p) for p in err.absolute_path)])
+        unknown = unknown_keys(err)
+        if unknown:
+            known = sorted(err.schema.get("properties", {}))
+            raise ConfigError(f"config {where}: unknown keys {unknown}; known {', '.join(known)}")
+        raise ConfigError(f"config: field {where}: {err.message}")
+    return section
 
 
 def _resolved(node: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:

@@ -60,7 +60,9 @@ EnvironmentMaker = Callable[[Any], Environment]
 
 
 def environment_factory(agent_cfg: dict[str, Any], sandbox_cfg: dict[str, Any]) -> EnvironmentMaker:
-    """A maker of fresh environments of ``agent.environment`` (one per concurrent episode).
+    """A maker of fresh environments of ``agent.environment`` (one per concurrent episode), from
+    the validated ``agent`` and ``sandbox`` sections (their defaults filled by the schema; none
+    here).
     The bash environment runs its commands in a container of its own (docker) and leaves all
     grading to the caller; it ignores the sandbox it is given."""
     kind = agent_cfg["environment"]
@@ -68,8 +70,7 @@ def environment_factory(agent_cfg: dict[str, Any], sandbox_cfg: dict[str, Any]) 
     if kind == "minibugs":
         from editcredit.agent.minibugs_env import MinibugsEnv
 
-        numbers = bool(agent_cfg.get("numbered_lines", False))
-        candidates = bool(agent_cfg.get("candidates", False))
+        numbers, candidates = bool(agent_cfg["numbered_lines"]), bool(agent_cfg["candidates"])
         return lambda sandbox: MinibugsEnv(sandbox, turns, numbers, candidates)
     if kind == "bash":
         from editcredit.agent.bash_env import BashEnv
@@ -99,7 +100,7 @@ def declared_tasks(suite: str, suite_cfg: dict[str, Any], frozen: Path) -> list[
     source = Path(suite_cfg["source"])
     if not source.is_file():
         return None
-    template = suite_cfg.get("image_template", "")
+    template = suite_cfg["image_template"]
     return import_tasks(source, suite, template, float(suite_cfg["timeout_s"]))
 
 

@@ -10,69 +10,56 @@ chat ids, which is what the probe, the evaluation and the rollout workers start 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from editcredit.config import schema_of, section_config
 from editcredit.policy.chat import ChatTemplate
 from editcredit.policy.generation import Generator, TransformersGenerator
 from editcredit.policy.vllm_backend import VLLMGenerator, VLLMSettings
+from editcredit.settings import FastBackendSettings, GeneratorSettings, VLLMBackendSettings
 
-BACKENDS = ("transformers", "static", "fast", "vllm")
+BACKENDS = tuple(schema_of("generation.backend")["enum"])
 
-
-@dataclass(frozen=True)
-class FastSettings:
-    """The config block ``generation.fast``."""
-
-    compile: bool = True
-    """Fuse the decode step with ``torch.compile`` before its CUDA graph is captured (a one-off
-    compilation of tens of seconds per process; the same numbers up to float rounding)."""
-
-    @classmethod
-    def from_config(cls, cfg: Mapping[str, Any] | None) -> FastSettings:
-        cfg = dict(cfg or {})
-        unknown = sorted(set(cfg) - {"compile"})
-        if unknown:
-            raise ValueError(f"config generation.fast: unknown keys {unknown}; known compile")
-        value = cfg.get("compile", True)
-        if not isinstance(value, bool):
-            raise ValueError(f"config generation.fast.compile: {value!r} is not a boolean")
-        return cls(compile=value)
+#: ``generation.fast``, as the settings tree types it.
+FastSettings = FastBackendSettings
 
 
 @dataclass(frozen=True)
 class GenerationSettings:
-    """The config block ``generation``."""
+    """The config block ``generation`` as the backends take it: the typed section
+    (:class:`editcredit.settings.GeneratorSettings`), its engine settings as
+    :class:`~editcredit.policy.vllm_backend.VLLMSettings`. Keys, defaults and their meaning are
+    config/schema.yaml's."""
 
-    backend: str = "transformers"
-    """'transformers' (CPU or GPU, any causal LM), 'static' (CPU or GPU, Qwen2/Llama: the same
-    sampler, each distinct prompt encoded alone and every row decoded over a static KV cache),
-    'fast' (transformers weights, static KV cache and a CUDA graph per token on GPU;
-    Qwen2/Llama) or 'vllm' (GPU, for scale)."""
-    fast: FastSettings = field(default_factory=FastSettings)
-    """Settings of the fast backend."""
-    vllm: VLLMSettings = field(default_factory=VLLMSettings)
-    """Engine settings of the vLLM backend (ignored by transformers)."""
+    backend: str
+    fast: FastSettings
+    vllm: VLLMSettings
 
     @classmethod
-    def from_config(cls, cfg: Mapping[str, Any] | None) -> GenerationSettings:
-        cfg = dict(cfg or {})
-        unknown = sorted(set(cfg) - {"backend", "fast", "vllm"})
-        if unknown:
-            raise ValueError(
-                f"config generation: unknown keys {unknown}; known backend, fast, vllm"
-            )
-        backend = cfg.get("backend", "transformers")
-        if backend not in BACKENDS:
-            raise ValueError(f"config generation.backend: {backend!r} is not one of {BACKENDS}")
-        return cls(
-            backend=backend,
-            fast=FastSettings.from_config(cfg.get("fast")),
-            vllm=VLLMSettings.from_config(cfg.get("vllm")),
-        )
+    def from_config(cls, cfg: GeneratorSettings | Mapping[str, Any] | None) -> GenerationSettings:
+        """From the typed section, or from a mapping validated (and its defaults filled) by the
+        schema's ``generation``; ConfigError (a ValueError) names a bad key."""
+        if not isinstance(cfg, GeneratorSettings):
+            cfg = GeneratorSettings.from_mapping(section_config("generation", cfg), "generation")
+        return cls(backend=cfg.backend, fast=cfg.fast, vllm=_vllm_settings(cfg.vllm))
+
+
+def _fast_settings(fast: FastSettings | Mapping[str, Any] | None) -> FastSettings:
+    if isinstance(fast, FastSettings):
+        return fast
+    return FastSettings.from_mapping(section_config("generation.fast", fast), "generation.fast")
+
+
+def _vllm_settings(vllm: VLLMSettings | VLLMBackendSettings | Mapping[str, Any] | None):
+    if isinstance(vllm, VLLMSettings):
+        return vllm
+    if isinstance(vllm, VLLMBackendSettings):
+        return VLLMSettings(**vllm.to_dict())
+    return VLLMSettings(**section_config("generation.vllm", vllm))
 
 
 def load_hf_model(model_dir: str | Path, device: torch.device | str) -> torch.nn.Module:
@@ -92,7 +79,7 @@ def make_generator(
     stop_ids: int | Sequence[int],
     pad_id: int,
     model: torch.nn.Module | None = None,
-    vllm: VLLMSettings | Mapping[str, Any] | None = None,
+    vllm: VLLMSettings | VLLMBackendSettings | Mapping[str, Any] | None = None,
     fast: FastSettings | Mapping[str, Any] | None = None,
 ) -> Generator:
     """A generator of ``backend`` for the weights of ``model_dir``.
@@ -119,23 +106,21 @@ def make_generator(
 
         if model is None:
             model = load_hf_model(model_dir, device)
-        settings = fast if isinstance(fast, FastSettings) else FastSettings.from_config(fast)
-        return FastGenerator(model, stop_ids, pad_id, compile=settings.compile)
+        return FastGenerator(model, stop_ids, pad_id, compile=_fast_settings(fast).compile)
     if backend == "vllm":
         if device.type != "cuda":
             raise ValueError(
                 f"generation.backend 'vllm' needs a CUDA device, this job has {device} "
                 "(give the rule a GPU, or use generation.backend: transformers)"
             )
-        settings = vllm if isinstance(vllm, VLLMSettings) else VLLMSettings.from_config(vllm)
-        return VLLMGenerator.from_pretrained(model_dir, stop_ids, pad_id, settings)
+        return VLLMGenerator.from_pretrained(model_dir, stop_ids, pad_id, _vllm_settings(vllm))
     raise ValueError(f"config generation.backend: {backend!r} is not one of {BACKENDS}")
 
 
 def load_generator(
     model_dir: str | Path,
     device: torch.device | str,
-    generation: GenerationSettings | Mapping[str, Any] | None = None,
+    generation: GenerationSettings | GeneratorSettings | Mapping[str, Any] | None = None,
 ) -> tuple[Generator, ChatTemplate]:
     """The generator of the configured backend and the model's chat template (its stop ids end
     a turn)."""
