@@ -152,8 +152,9 @@ class _Scanner:
 
     def scan(self, shard: SafetensorsFile) -> None:
         infos = list(shard.tensors.values())
-        digest, running = hashlib.sha256(), {}
-        pending: list[list[Future[object]]] = [[] for _ in self.bufs]
+        digest = hashlib.sha256()
+        running: dict[str, Digest] = {}  # tensor name -> its digest so far
+        pending: list[list[Future[None]]] = [[] for _ in self.bufs]
         first = 0
         fd = os.open(shard.path, os.O_RDONLY)
         try:
@@ -163,7 +164,7 @@ class _Scanner:
                     fut.result()
                 view = memoryview(self.bufs[slot])[: w1 - w0]
                 pread_into(fd, view, w0, shard.path)
-                futs: list[Future[object]] = [self.fhash.update(digest, view)]
+                futs: list[Future[None]] = [self.fhash.update(digest, view)]
                 j = first
                 while j < len(infos) and infos[j].begin < w1:
                     t = infos[j]

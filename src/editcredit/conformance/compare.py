@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 
 from editcredit.conformance.reference import unittest_key
@@ -97,7 +98,7 @@ def judge_project(
     result: ProjectResult,
     reference: dict[str, dict[str, str]],
     grader: dict[str, dict[str, str]],
-    verdicts: dict[str, tuple[str, bool, str]],
+    verdicts: Mapping[str, tuple[str, bool, str]],
 ) -> ProjectResult:
     """Fill ``result`` from the three runs' statuses (run -> test -> status) and verdicts
     (run -> (verdict, tampering, reason)). ``ok``: every status matches, the clean and gold

@@ -177,6 +177,7 @@ def sympy_statuses(text: str) -> dict[str, str]:
     runner's lines, or pytest's ``-v`` lines where bin/test runs pytest)."""
     out: dict[str, str] = {}
     current = ""
+    status: str | None
     for line in text.splitlines():
         found = _PYTEST_V.match(line)
         if found:

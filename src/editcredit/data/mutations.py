@@ -17,8 +17,9 @@ import io
 import random
 import re
 import tokenize
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any, cast
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -64,6 +65,7 @@ OPERATORS: dict[str, Operator] = {}
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 _ATOM = 16  # binding strength of names, literals, calls, subscripts, displays
+_BINOPS: tuple[type[ast.operator], ...]
 _BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.MatMult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
 _BINOPS += (ast.LShift, ast.RShift, ast.BitAnd, ast.BitXor, ast.BitOr)
 _BINOP_WORDS = ["+", "-", "*", "@", "/", "//", "%", "**", "<<", ">>", "&", "^", "|"]
@@ -71,6 +73,7 @@ _BINOP_TEXT = dict(zip(_BINOPS, _BINOP_WORDS, strict=True))
 _BINOP_PREC = {"|": 6, "^": 7, "&": 8, "<<": 9, ">>": 9, "+": 10, "-": 10, "**": 13}  # else 11
 _BINOP_SWAP = {"+": "-", "-": "+", "*": "//", "/": "//", "//": "%", "%": "//", "**": "*"}
 _BINOP_SWAP |= {"<<": ">>", ">>": "<<", "&": "|", "|": "&", "^": "|"}
+_CMPS: tuple[type[ast.cmpop], ...]
 _CMPS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq, ast.In, ast.NotIn, ast.Is)
 _CMPS += (ast.IsNot,)
 _CMP_WORDS = ["<", "<=", ">", ">=", "==", "!=", "in", "not in", "is", "is not"]
@@ -105,8 +108,9 @@ class _Source:
         return lineno, len(self.text[self.starts[lineno - 1] : offset].encode())
 
     def span(self, node: ast.AST) -> tuple[int, int]:
-        start = self.offset(node.lineno, node.col_offset)
-        return start, self.offset(node.end_lineno, node.end_col_offset)
+        located = cast(Any, node)  # a node with a position (expression, statement, argument)
+        start = self.offset(located.lineno, located.col_offset)
+        return start, self.offset(located.end_lineno, located.end_col_offset)
 
 
 def _gap(text: str, a: int, b: int) -> list[tuple[int, int, str]]:
@@ -133,7 +137,7 @@ def _kind(c: str) -> str:
     return "w" if c.isalnum() or c == "_" else "" if c.isspace() or c in "#\\" else "p"
 
 
-def _split(src: _Source, node: ast.AST, operands: list[ast.AST]):
+def _split(src: _Source, node: ast.AST, operands: Sequence[ast.AST]):
     """Operand spans (with their own parentheses) and operator tokens of an n-ary node."""
     lo, node_end = src.span(node)
     full, ops = [], []
@@ -172,7 +176,7 @@ def _is_docstring(node: ast.AST, parent: ast.AST) -> bool:
 
 def _walk(func: FunctionNode) -> list[tuple[ast.AST, ast.AST]]:
     """``(node, parent)`` pairs of the function's code, sorted by start position."""
-    out: list[tuple[ast.AST, ast.AST]] = []
+    out: list[tuple[Any, ast.AST]] = []  # every node kept has a position (end_col_offset)
 
     def visit(node: ast.AST, parent: ast.AST) -> None:
         if isinstance(node, ast.JoinedStr) or _is_docstring(node, parent):
@@ -241,7 +245,7 @@ def _format_int(value: int, text: str) -> str:
 def constant_shift(node: ast.AST, parent: ast.AST, src: _Source) -> Iterator[Site]:
     """Shift an int literal (not a bool; ``-n`` is one literal) to n+1 / n-1 (``inc`` / ``dec``)."""
     negated = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
-    target = node.operand if negated else node
+    target = cast(ast.UnaryOp, node).operand if negated else node
     if not (isinstance(target, ast.Constant) and type(target.value) is int):
         return
     if not negated and isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.USub):

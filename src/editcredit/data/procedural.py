@@ -278,7 +278,7 @@ def case_tests(
     """Test functions ``assert name(args) == expected`` with distinct argument tuples, the
     expected values computed by running the function."""
     seen: set[str] = set()
-    tests = []
+    tests: list[str] = []
     for _ in range(cases * 10):
         args = made.sample(rng)
         call = f"{name}({', '.join(repr(a) for a in args)})"

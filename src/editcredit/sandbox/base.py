@@ -369,7 +369,7 @@ def result_from_out_dir(out_dir: Path) -> RunResult:
     if not done_path.exists():
         return RunResult("sandbox_died", None, read_log_tail(out_dir))
     done = json.loads(done_path.read_text())
-    status = "timeout" if done["status"] == "timeout" else "finished"
+    status: RunStatus = "timeout" if done["status"] == "timeout" else "finished"
     return RunResult(
         status,
         done.get("exit_code"),

@@ -29,7 +29,7 @@ import uuid
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from editcredit.data.task import Task
 from editcredit.sandbox.base import (
@@ -116,7 +116,7 @@ class DockerSandbox(Sandbox):
         _chmod(spool / "jobs", 0o755)
         _chmod(spool / "requests", 0o777)
         _chmod(spool / "control", 0o777)
-        self._server = None
+        self._server: Any = None  # the warm mode's server container
         self._trees: ImageTrees | None = None
         self._janitor = ThreadPoolExecutor(1, thread_name_prefix="sandbox-janitor")
         self._finalizer = weakref.finalize(self, _cleanup, self._client, [], spool)

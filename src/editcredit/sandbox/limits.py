@@ -138,7 +138,7 @@ class GoldTimesBook:
     """Gold times by task, shared by the sandboxes of a pool (thread-safe)."""
 
     def __init__(self, times: dict[str, GoldTimes] | None = None) -> None:
-        self._times = dict(times or {})
+        self._times: dict[str, GoldTimes | None] = dict(times or {})
         self._lock = threading.Lock()
 
     @classmethod

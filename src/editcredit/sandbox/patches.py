@@ -199,6 +199,7 @@ def git_binary_section(
     if old is None and new is None:
         return ""
     if old is None:
+        assert new is not None  # both None returned above
         header += f"new file mode {new[0]}\n"
     elif new is None:
         header += f"deleted file mode {old[0]}\n"

@@ -284,7 +284,7 @@ def checkpoints_job(
     table = pa.Table.from_pylist(rows, schema=CHECKPOINTS_SCHEMA)
     inputs = [*slots, *tasks_paths]
     write_result_parquet(out, table, inputs, config)
-    receipt = {
+    receipt: dict[str, Any] = {
         "model": model,
         "trajectories": len({(r["evalset"], r["rollout_key"]) for r in rows}),
         "skipped_without_inline_tree": sum(

@@ -102,6 +102,7 @@ def replay_trees(
                 raise TrajectoryError(
                     f"{where} turn {t['turn']}: {path} is not at the recorded 'before' hash"
                 )
+            new: str | None
             if tried is not None:
                 new, why = tree_with(dict(files), tried), "the candidate's tree"
             else:
@@ -163,7 +164,7 @@ def decision_points(
             logprobs_by_turn.setdefault(turn, []).append(float(lp))
     first = edit_turns[0] if edit_turns else int(turns[-1]["turn"])
     last_turn = int(turns[-1]["turn"])
-    points = []
+    points: list[DecisionPoint] = []
     tokens = 0
     last_run: tuple[int, tuple[int, int]] | None = None
     for t, tree in zip(turns, trees, strict=True):
