@@ -26,6 +26,7 @@ LONG: tuple[str, ...] = (
     "tests/policy/test_sft_reproducible.py",
     "tests/data/test_default_suite_pin.py",
     "tests/data/test_freeze.py::test_generation_is_byte_identical_across_runs",
+    "tests/grading/test_bug_controls.py",
     # whole workflows through Snakemake, every job run
     "tests/workflow/test_report_rules.py",
     "tests/workflow/test_retention_rules.py",

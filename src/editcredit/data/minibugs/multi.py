@@ -241,7 +241,7 @@ def generate_multibugs(
     suite: str = SUITE,
 ) -> tuple[list[Task], dict[str, int]]:
     """All validated single- and multi-bug tasks (sorted by id) and the rejection counts by
-    reason (the single-bug ones as minibugs counts them, plus :data:`INTERACTING`)."""
+    reason (the single-bug ones as minibugs counts them, plus :data:`INTERACTING`, 0 included)."""
     singles, rejected = generate(cfg, grade_many, progress, suite=suite)
     singles = [
         t.model_copy(update={"split": function_split(t.meta["seed_function"], cfg["splits"])})
@@ -260,7 +260,7 @@ def generate_multibugs(
     combos, overlapping = draw_combinations(
         [(by_id[t.instance_id], t) for t in singles], cfg["seed"]
     )
-    _count(rejected, INTERACTING, overlapping)
+    rejected[INTERACTING] = overlapping  # recorded even when none interact
     progress(f"{len(combos)} multi-bug candidates ({overlapping} overlapping draws dropped)")
     vt = float(cfg["validation_timeout_s"])
     runs = settled_runs(
