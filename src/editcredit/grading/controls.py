@@ -60,6 +60,7 @@ def run_bug_controls(
     records, deviations = [], []
     for index, bug in enumerate(task.bugs or ()):
         report = grade_tree(task, bug.patch, sandbox, f_weight, g_weight)
+        found: str | None
         if report.outcome == "infrastructure_failure":
             found = f"bug {index} ({bug.function}): infrastructure failure"
         else:
