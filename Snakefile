@@ -49,11 +49,11 @@ if workflow.is_main_process:
 rule all:
     default_target: True
     input:
-        suite_summaries(),
-        endpoint_segments(),
-        pruned_records(),
+        PLAN.suite_summaries,
+        PLAN.endpoint_segments,
+        PLAN.pruned_records,
         layout.AUDIT_SUMMARY,
         layout.REPLAY_SUMMARY,
-        eval_targets(),
-        stop_targets(),
+        PLAN.eval_targets,
+        PLAN.stop_targets,
         layout.PAPER_PDF,

@@ -4,7 +4,7 @@
 rule audit_params:
     input:
         ckpt=layout.SEGMENT,
-        base=base_model_dir(),
+        base=PLAN.base_model_dir,
         previous=previous_segment,
     output:
         layout.AUDIT,
@@ -18,10 +18,12 @@ rule audit_params:
         gpu=0,
         mem_mb=mem_mb("audit_params", 2000),
     params:
-        cfg=config["audit"],
-        ckpt_model=lambda wc: checkpoint_dir(wc.run, wc.step),
-        previous_model=lambda wc: checkpoint_dir(wc.run, previous_step(wc.step)),
-        endpoint_step=config["training"]["endpoint_step"],
+        cfg=SETTINGS.audit.to_dict(),
+        ckpt_model=lambda wc: PLAN.checkpoint_dir(wc.run, wc.step),
+        previous_model=lambda wc: PLAN.checkpoint_dir(
+            wc.run, PLAN.previous_step(wc.step)
+        ),
+        endpoint_step=SETTINGS.training.endpoint_step,
     script:
         "../scripts/audit_params.py"
 
@@ -30,8 +32,8 @@ rule audit_summary:
     input:
         expand(
             layout.AUDIT,
-            run=run_names(),
-            step=segment_ends(),
+            run=PLAN.run_names,
+            step=PLAN.segment_ends,
         ),
     output:
         layout.AUDIT_SUMMARY,

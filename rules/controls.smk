@@ -15,8 +15,8 @@ rule control:
         mem_mb=mem_mb("control"),
         gpu=0,
     params:
-        sandbox=config["sandbox"],
-        grading=config["grading"],
-        exclude_flagged=config["controls"]["exclude_flagged_from_training"],
+        sandbox=SETTINGS.sandbox.to_dict(),
+        grading=SETTINGS.grading.to_dict(),
+        exclude_flagged=SETTINGS.controls.exclude_flagged_from_training,
     script:
         "../scripts/control.py"

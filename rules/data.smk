@@ -15,6 +15,6 @@ rule freeze_suite:
         gpu=0,
     params:
         suite=suite_cfg,
-        sandbox=config["sandbox"],
+        sandbox=SETTINGS.sandbox.to_dict(),
     script:
         "../scripts/freeze_suite.py"

@@ -5,7 +5,7 @@
 rule eval_plan:
     input:
         unpack(eval_plan_pool),
-        tasks=eval_plan_tasks(),
+        tasks=PLAN.eval_plan_tasks,
     output:
         plan=layout.EVAL_PLAN,
         summary=layout.EVAL_PLAN_SUMMARY,
@@ -19,8 +19,8 @@ rule eval_plan:
         gpu=0,
         mem_mb=mem_mb("eval_plan", 2000),
     params:
-        models=eval_plan_models(),
-        evalsets=config["evaluation"]["evalsets"],
+        models={n: m.plan_record() for n, m in PLAN.eval_models.items()},
+        evalsets={n: e.to_dict() for n, e in SETTINGS.evaluation.evalsets.items()},
     script:
         "../scripts/eval_plan.py"
 
@@ -28,9 +28,13 @@ rule eval_plan:
 rule eval_model:
     input:
         plan=layout.EVAL_PLAN,
-        model=eval_model_input,
-        tasks=eval_set_tasks,
-        gold_times=eval_set_gold_times,
+        model=lambda wc: PLAN.eval_models[wc.model].input,
+        tasks=lambda wc: layout.frozen_tasks(
+            SETTINGS.evaluation.evalsets[wc.evalset].suite
+        ),
+        gold_times=lambda wc: layout.controls_tasks(
+            SETTINGS.evaluation.evalsets[wc.evalset].suite
+        ),
     output:
         slots=layout.EVAL_SLOTS,
         predictions=directory(layout.EVAL_PREDICTIONS),
@@ -39,16 +43,16 @@ rule eval_model:
     benchmark:
         "results/benchmarks/eval_model/{model}/{evalset}.tsv"
     wildcard_constraints:
-        model=eval_model_regex(),
+        model=names_regex(PLAN.eval_models),
     conda:
         "../envs/editcredit.yaml"
     threads: 2
     resources:
-        gpu=config["evaluation"]["gpu"],
+        gpu=PLAN.gpus("eval_model"),
         gpu_mem_mb=gpu_mem_mb("eval_model"),
         mem_mb=mem_mb("eval_model", 6000),
     params:
-        model_dir=eval_model_dir,
+        model_dir=lambda wc: PLAN.eval_models[wc.model].dir,
         settings=job_settings(EvalModelSettings),
     script:
         "../scripts/eval_model.py"
@@ -65,7 +69,7 @@ rule eval_model_scores:
     benchmark:
         "results/benchmarks/eval_model_scores/{model}/{evalset}.tsv"
     wildcard_constraints:
-        model=eval_model_regex(),
+        model=names_regex(PLAN.eval_models),
     conda:
         "../envs/editcredit.yaml"
     resources:

@@ -1,9 +1,12 @@
 rule base_model:
     input:
-        tasks=base_model_tasks,
-        corpus=base_model_corpus,
-        controls=base_model_controls,
-        gold_times=base_model_gold_times,
+        tasks=lambda wc: trained_suite(wc, layout.frozen_tasks),
+        corpus=lambda wc: [
+            layout.frozen_tasks(s)
+            for s in SETTINGS.models[wc.model].corpus_suites or []
+        ],
+        controls=lambda wc: trained_suite(wc, layout.controls_summary),
+        gold_times=lambda wc: trained_suite(wc, layout.controls_tasks),
     output:
         model=protected(directory(layout.BASE_MODEL)),
     log:
@@ -11,18 +14,18 @@ rule base_model:
     benchmark:
         "results/benchmarks/base_model/{model}.tsv"
     wildcard_constraints:
-        model=models_from("train"),
+        model=names_regex(n for n, m in SETTINGS.models.items() if m.source == "train"),
     conda:
         "../envs/editcredit.yaml"
     threads: 2
     resources:
-        gpu=model_gpus,
+        gpu=lambda wc: PLAN.gpus("base_model", wc.model),
         gpu_mem_mb=gpu_mem_mb("base_model"),
         mem_mb=mem_mb("base_model", 6000),
     params:
-        model=model_cfg,
-        agent=config["agent"],
-        sandbox=config["sandbox"],
+        model=lambda wc: SETTINGS.models[wc.model].to_dict(),
+        agent=SETTINGS.agent.to_dict(),
+        sandbox=SETTINGS.sandbox.to_dict(),
     script:
         "../scripts/base_model.py"
 
@@ -35,14 +38,14 @@ rule import_model:
     benchmark:
         "results/benchmarks/import_model/{model}.tsv"
     wildcard_constraints:
-        model=models_from("import"),
+        model=names_regex(n for n, m in SETTINGS.models.items() if m.source == "import"),
     conda:
         "../envs/editcredit.yaml"
     resources:
         gpu=0,
         mem_mb=mem_mb("import_model", 2000),
     params:
-        model=model_cfg,
+        model=lambda wc: SETTINGS.models[wc.model].to_dict(),
     script:
         "../scripts/import_model.py"
 
@@ -50,8 +53,8 @@ rule import_model:
 rule probe:
     input:
         model=layout.BASE_MODEL,
-        tasks=probe_tasks,
-        gold_times=probe_gold_times,
+        tasks=lambda wc: layout.frozen_tasks(probe_suite(wc)),
+        gold_times=lambda wc: layout.controls_tasks(probe_suite(wc)),
     output:
         probe=layout.PROBE,
         trajectories=layout.PROBE_TRAJECTORIES,
@@ -63,7 +66,7 @@ rule probe:
         "../envs/editcredit.yaml"
     threads: 2
     resources:
-        gpu=model_gpus,
+        gpu=lambda wc: PLAN.gpus("probe", wc.model),
         gpu_mem_mb=gpu_mem_mb("probe"),
         mem_mb=mem_mb("probe", 6000),
     params:

@@ -4,8 +4,8 @@
 
 rule replay:
     input:
-        segments=replay_segments(),
-        tasks=training_tasks_file,
+        segments=PLAN.segments(PLAN.run_names),
+        tasks=layout.frozen_tasks(SETTINGS.training.suite),
     output:
         summary=layout.REPLAY_SUMMARY,
     log:
@@ -18,8 +18,8 @@ rule replay:
         gpu=0,
         mem_mb=mem_mb("replay", 2000),
     params:
-        sandbox=config["sandbox"],
-        grading=config["grading"],
-        replay=config["replay"],
+        sandbox=SETTINGS.sandbox.to_dict(),
+        grading=SETTINGS.grading.to_dict(),
+        replay=SETTINGS.replay.to_dict(),
     script:
         "../scripts/replay.py"

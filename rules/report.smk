@@ -3,17 +3,17 @@
 
 rule render_tables:
     input:
-        controls=suite_summaries(),
-        scores=stats_results("scores"),
-        comparisons=stats_results("compare"),
-        training=stats_results("training"),
-        audits=audit_results(),
+        controls=PLAN.suite_summaries,
+        scores=PLAN.stats_results("scores"),
+        comparisons=PLAN.stats_results("compare"),
+        training=PLAN.stats_results("training"),
+        audits=PLAN.audit_results,
         benchmarks=cost_benchmarks,
         templates=paper_tables("tex.j2"),
-        segments=endpoint_segments(),  # budget ledgers, and their volatile sidecars: seconds
-        stop=stop_results(),  # the stop study's rules are in the cost table
+        segments=PLAN.endpoint_segments,  # budget ledgers, and their volatile sidecars: seconds
+        stop=PLAN.stop_results,  # the stop study's rules are in the cost table
         replay=layout.REPLAY_SUMMARY,  # the reproducibility section's replay check
-        slots=all_eval_slots(),  # the appendix table of unresolved slots
+        slots=PLAN.eval_slots,  # the appendix table of unresolved slots
     output:
         paper_tables(),
     log:
@@ -36,9 +36,9 @@ rule render_tables:
 
 rule figures:
     input:
-        training=stats_results("training"),
-        paired=stats_results("paired"),
-        curve=curve_scores(),  # base, intermediate checkpoints, endpoints on the first eval set
+        training=PLAN.stats_results("training"),
+        paired=PLAN.stats_results("paired"),
+        curve=PLAN.curve_scores,  # base, intermediate checkpoints, endpoints on the first eval set
     output:
         **{
             f"{name}_{ext}": report(
@@ -60,7 +60,7 @@ rule figures:
         gpu=0,
         mem_mb=mem_mb("figures", 2000),
     params:
-        main=config["stats"]["main"],
+        main=SETTINGS.stats.main,
     script:
         "../scripts/report_figures.py"
 
@@ -70,7 +70,7 @@ rule paper:
         tex=layout.PAPER_TEX,
         tables=paper_tables(),
         figures=expand(layout.PAPER_FIGURE, name=PAPER_FIGURES, ext="pdf"),
-        stop=stop_paper_inputs(),
+        stop=PLAN.stop_paper_inputs,
     output:
         report(
             layout.PAPER_PDF,
@@ -87,7 +87,7 @@ rule paper:
         gpu=0,
         mem_mb=mem_mb("paper", 2000),
     params:
-        latexmk=config["paper"]["latexmk"],
+        latexmk=SETTINGS.paper.latexmk,
         build_dir="build/paper",
     script:
         "../scripts/paper_build.py"

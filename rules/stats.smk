@@ -5,7 +5,7 @@
 
 rule evalset_scores:
     input:
-        slots=evalset_slots,
+        slots=lambda wc: PLAN.evalset_slots(wc.evalset),
     output:
         layout.STATS_SCORES,
     log:
@@ -13,22 +13,22 @@ rule evalset_scores:
     benchmark:
         "results/benchmarks/evalset_scores/{evalset}.tsv"
     wildcard_constraints:
-        evalset=names_regex(config["stats"]["evalsets"]),
+        evalset=names_regex(SETTINGS.stats.evalsets),
     conda:
         "../envs/editcredit.yaml"
     resources:
         gpu=0,
         mem_mb=mem_mb("evalset_scores", 2000),
     params:
-        n_samples=lambda wc: evalset_samples(wc.evalset),
+        n_samples=lambda wc: PLAN.evalset_samples(wc.evalset),
     script:
         "../scripts/stats_scores.py"
 
 
 rule paired:
     input:
-        slots=comparison_slots,
-        segments=comparison_segments,
+        slots=lambda wc: PLAN.comparison_slots(wc.comparison),
+        segments=lambda wc: PLAN.segments(PLAN.comparisons[wc.comparison].runs),
     output:
         layout.STATS_PAIRED,
     log:
@@ -36,7 +36,7 @@ rule paired:
     benchmark:
         "results/benchmarks/paired/{comparison}.tsv"
     wildcard_constraints:
-        comparison=names_regex(config["stats"]["comparisons"]),
+        comparison=names_regex(PLAN.comparisons),
     conda:
         "../envs/editcredit.yaml"
     resources:
@@ -44,9 +44,11 @@ rule paired:
         mem_mb=mem_mb("paired", 2000),
     params:
         spec=comparison_params,
-        n_samples=lambda wc: evalset_samples(comparison_params(wc)["evalset"]),
-        bootstrap=config["stats"]["bootstrap"],
-        histogram_bins=config["stats"]["histogram_bins"],
+        n_samples=lambda wc: PLAN.evalset_samples(
+            PLAN.comparisons[wc.comparison].evalset
+        ),
+        bootstrap=SETTINGS.stats.bootstrap.to_dict(),
+        histogram_bins=SETTINGS.stats.histogram_bins,
     script:
         "../scripts/stats_paired.py"
 
@@ -61,21 +63,21 @@ rule compare:
     benchmark:
         "results/benchmarks/compare/{comparison}.tsv"
     wildcard_constraints:
-        comparison=names_regex(config["stats"]["comparisons"]),
+        comparison=names_regex(PLAN.comparisons),
     conda:
         "../envs/editcredit.yaml"
     resources:
         gpu=0,
         mem_mb=mem_mb("compare", 1000),
     params:
-        gate=config["stats"]["gate"],
+        gate=SETTINGS.stats.gate.to_dict(),
     script:
         "../scripts/stats_compare.py"
 
 
 rule training_analysis:
     input:
-        segments=arm_segments,
+        segments=lambda wc: PLAN.segments(PLAN.arm_runs(wc.arm)),
         controls=lambda wc: list(arm_control_replays(wc).values()),
     output:
         layout.STATS_TRAINING,
@@ -84,17 +86,17 @@ rule training_analysis:
     benchmark:
         "results/benchmarks/training_analysis/{arm}.tsv"
     wildcard_constraints:
-        arm=names_regex(config["training"]["plan"]),
+        arm=names_regex(SETTINGS.training.plan),
     conda:
         "../envs/editcredit.yaml"
     resources:
         gpu=0,
         mem_mb=mem_mb("training_analysis", 2000),
     params:
-        endpoint_step=config["training"]["endpoint_step"],
-        failure_buckets=config["stats"]["failure_buckets"],
-        encounter_k=config["stats"]["encounter_k"],
-        bootstrap=config["stats"]["bootstrap"],
+        endpoint_step=SETTINGS.training.endpoint_step,
+        failure_buckets=SETTINGS.stats.failure_buckets,
+        encounter_k=SETTINGS.stats.encounter_k,
+        bootstrap=SETTINGS.stats.bootstrap.to_dict(),
         controls=arm_control_replays,
     script:
         "../scripts/stats_training.py"

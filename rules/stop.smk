@@ -28,11 +28,11 @@ rule freeze_protocol:
 
 rule stop_checkpoints:
     input:
-        slots=stop_slots,
-        tasks=stop_tasks(),
-        gold_times=stop_gold_times(),
+        slots=lambda wc: PLAN.stop_slots(wc.model),
+        tasks=[layout.frozen_tasks(s) for s in PLAN.stop.suites],
+        gold_times=[layout.controls_tasks(s) for s in PLAN.stop.suites],
         # frozen before any label exists, without re-grading when the protocol is re-frozen
-        receipt=ancient(stop_receipt()),
+        receipt=ancient(PLAN.stop_receipt),
     output:
         checkpoints=layout.STOP_CHECKPOINTS,
         receipt=layout.STOP_CHECKPOINTS_RECEIPT,
@@ -41,7 +41,7 @@ rule stop_checkpoints:
     benchmark:
         "results/benchmarks/stop_checkpoints/{model}.tsv"
     wildcard_constraints:
-        model=names_regex(stop_models()),
+        model=names_regex(PLAN.stop.models),
     conda:
         "../envs/editcredit.yaml"
     threads: 2
@@ -49,18 +49,18 @@ rule stop_checkpoints:
         gpu=0,
         mem_mb=mem_mb("stop_checkpoints", 4000),
     params:
-        grading=config["grading"],
-        sandbox=config["sandbox"],
-        retries=config["stop"]["retries"],
+        grading=SETTINGS.grading.to_dict(),
+        sandbox=SETTINGS.sandbox.to_dict(),
+        retries=SETTINGS.stop.retries,
     script:
         "../scripts/stop_checkpoints.py"
 
 
 rule stop_policies:
     input:
-        checkpoints=stop_checkpoints(),
-        protocol=config["stop"]["protocol"],
-        receipt=stop_receipt(),
+        checkpoints=PLAN.stop_checkpoints,
+        protocol=SETTINGS.stop.protocol,
+        receipt=PLAN.stop_receipt,
     output:
         scores=layout.STOP_SCORES,
         policies=layout.STOP_POLICIES,
@@ -79,11 +79,11 @@ rule stop_policies:
 
 rule stop_eval:
     input:
-        checkpoints=stop_checkpoints(),
+        checkpoints=PLAN.stop_checkpoints,
         scores=layout.STOP_SCORES,
         policies=layout.STOP_POLICIES,
-        protocol=config["stop"]["protocol"],
-        receipt=stop_receipt(),
+        protocol=SETTINGS.stop.protocol,
+        receipt=PLAN.stop_receipt,
     output:
         layout.STOP_EVAL,
     log:
@@ -104,7 +104,7 @@ rule stop_eval:
 rule stop_report:
     input:
         eval=layout.STOP_EVAL,
-        receipts=expand(layout.STOP_CHECKPOINTS_RECEIPT, model=stop_models()),
+        receipts=expand(layout.STOP_CHECKPOINTS_RECEIPT, model=PLAN.stop.models),
     output:
         section=layout.STOP_SECTION,
         figure_pdf=layout.STOP_FIGURE.format(ext="pdf"),
@@ -119,6 +119,6 @@ rule stop_report:
         gpu=0,
         mem_mb=mem_mb("stop_report", 2000),
     params:
-        budget=stop_budget(),
+        budget=PLAN.stop_budget,
     script:
         "../scripts/stop_report.py"

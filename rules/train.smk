@@ -1,9 +1,9 @@
 rule training_pool:
     input:
-        base=base_model_dir(),
-        tasks=training_tasks_file,
-        controls=training_controls_file,
-        gold_times=training_gold_times,
+        base=PLAN.base_model_dir,
+        tasks=layout.frozen_tasks(SETTINGS.training.suite),
+        controls=layout.controls_summary(SETTINGS.training.suite),
+        gold_times=layout.controls_tasks(SETTINGS.training.suite),
     output:
         pool=layout.TRAINING_POOL,
         screen=layout.TRAINING_POOL_SCREEN,
@@ -15,7 +15,7 @@ rule training_pool:
         "../envs/editcredit.yaml"
     threads: 2
     resources:
-        gpu=config["training"]["gpu"],
+        gpu=PLAN.gpus("training_pool"),
         gpu_mem_mb=gpu_mem_mb("training_pool"),
         mem_mb=mem_mb("training_pool", 8000),
     params:
@@ -27,9 +27,9 @@ rule training_pool:
 rule train_segment:
     input:
         previous=previous_segment,
-        tasks=training_tasks_file,
-        controls=training_controls_file,
-        gold_times=training_gold_times,
+        tasks=layout.frozen_tasks(SETTINGS.training.suite),
+        controls=layout.controls_summary(SETTINGS.training.suite),
+        gold_times=layout.controls_tasks(SETTINGS.training.suite),
         pool=layout.TRAINING_POOL,
     output:
         segment=protected(directory(layout.SEGMENT)),
@@ -41,7 +41,7 @@ rule train_segment:
         "../envs/editcredit.yaml"
     threads: 2
     resources:
-        gpu=config["training"]["gpu"],
+        gpu=PLAN.gpus("train_segment"),
         gpu_mem_mb=gpu_mem_mb("train_segment"),
         mem_mb=mem_mb("train_segment", 8000),
     params:
@@ -52,10 +52,10 @@ rule train_segment:
 
 rule control_replay:
     input:
-        base=base_model_dir(),
-        tasks=training_tasks_file,
-        controls=training_controls_file,
-        gold_times=training_gold_times,
+        base=PLAN.base_model_dir,
+        tasks=layout.frozen_tasks(SETTINGS.training.suite),
+        controls=layout.controls_summary(SETTINGS.training.suite),
+        gold_times=layout.controls_tasks(SETTINGS.training.suite),
         pool=layout.TRAINING_POOL,
     output:
         rollouts=layout.CONTROL_REPLAY,
@@ -70,7 +70,7 @@ rule control_replay:
         "../envs/editcredit.yaml"
     threads: 2
     resources:
-        gpu=config["training"]["gpu"],
+        gpu=PLAN.gpus("control_replay"),
         gpu_mem_mb=gpu_mem_mb("control_replay"),
         mem_mb=mem_mb("control_replay", 8000),
     params:

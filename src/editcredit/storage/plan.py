@@ -5,8 +5,10 @@ model's parameter count, the free space of the output's file system."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from editcredit import layout
 from editcredit.storage.forecast import Forecast, PlanCounts, forecast, qwen2_parameters
@@ -15,12 +17,27 @@ from editcredit.storage.monitor import existing_parent, probe
 
 @dataclass(frozen=True)
 class PlanFacts:
-    """The plan as the rules see it (``rules/common.smk``)."""
+    """The plan's jobs that write the bulk of the bytes (``editcredit.study_plan``)."""
 
-    runs: list[str]
-    segment_ends: list[int]
-    pruned: list[int]  # segment ends whose checkpoints retention removes
+    segments: list[tuple[str, int]]  # (run, step) of every training segment
+    pruned: set[tuple[str, int]]  # (run, step) of the segments whose checkpoints retention removes
     eval_jobs: list[tuple[str, str]]  # (eval model, eval set)
+
+    @classmethod
+    def from_jobs(cls, jobs: Iterable[Any]) -> PlanFacts:
+        """Read off a study's jobs (each with ``rule`` and ``values``, its wildcards)."""
+        segments: list[tuple[str, int]] = []
+        pruned: set[tuple[str, int]] = set()
+        evals: list[tuple[str, str]] = []
+        for job in jobs:
+            w = job.values
+            if job.rule == "train_segment":
+                segments.append((w["run"], int(w["step"])))
+            elif job.rule == "prune_segment":
+                pruned.add((w["run"], int(w["step"])))
+            elif job.rule == "eval_model":
+                evals.append((w["model"], w["evalset"]))
+        return cls(segments, pruned, evals)
 
 
 def base_parameters(settings, root: Path) -> int | None:
@@ -83,12 +100,7 @@ def pending_eval_slots(settings, jobs: list[tuple[str, str]], root: Path) -> int
 
 def study_forecast(settings, facts: PlanFacts, root: Path) -> Forecast:
     """The forecast of what the plan still writes against the free space under ``root``."""
-    pending = [
-        (run, n)
-        for run in facts.runs
-        for n in facts.segment_ends
-        if not (root / layout.segment_dir(run, n)).exists()
-    ]
+    pending = [(r, n) for r, n in facts.segments if not (root / layout.segment_dir(r, n)).exists()]
     training = settings.training
     per_segment = (
         training.segment_steps
@@ -98,7 +110,7 @@ def study_forecast(settings, facts: PlanFacts, root: Path) -> Forecast:
     counts = PlanCounts(
         parameters=base_parameters(settings, root),
         segments=len(pending),
-        pruned=sum(1 for _, n in pending if n in set(facts.pruned)),
+        pruned=sum(1 for segment in pending if segment in facts.pruned),
         runs=len({run for run, _ in pending}),
         rollouts=len(pending) * per_segment,
         eval_slots=pending_eval_slots(settings, facts.eval_jobs, root),
