@@ -2,11 +2,16 @@
 
 ``Settings.from_config(config)`` is built once, at DAG construction (``rules/common.smk``), from
 the config that ``config/schema.yaml`` has validated and filled with its defaults. The schema is
-where every key is documented and where defaults live; the classes here carry no defaults, so a
-value never has two homes. Building walks the config and the classes together and raises
-:class:`~editcredit.config.ConfigError` naming the first key's full path that is unknown, missing
-or of the wrong type (``training.grpo.credit_lamda: unknown key``), so ``snakemake -n`` fails
-before any job runs. Optional keys (the schema has no default for them) are ``None`` when absent.
+the one source of every key's description, default and bounds; the classes here give each key
+its Python type and carry no defaults, so a value never has two homes. They follow the schema
+exactly, checked by ``tests/test_settings_schema.py``: the same keys, the same types, a required
+field where the schema requires or fills the key and ``X | None = None`` where it does neither
+(code that holds one section on its own fills it by the schema too:
+:func:`editcredit.config.section_config`). Building walks the config and the classes together
+and raises :class:`~editcredit.config.ConfigError` naming the first key's full path that is
+unknown, missing or of the wrong type (``training.grpo.credit_lamda: unknown key``), so
+``snakemake -n`` fails before any job runs. Optional keys (the schema neither requires nor fills
+them) are ``None`` when absent.
 
 A job takes the record of what it reads (:mod:`editcredit.job_settings`, built from this tree:
 ``EvalModelSettings.from_settings(SETTINGS)``), passed by its rule as one param and rebuilt
@@ -206,7 +211,7 @@ class Experts(Section):
     rename_copies: int | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)  # keyword-only: the fields keep the schema's order
 class Sft(Section):
     """``models.<name>.sft``: supervised fine-tuning of the tiny default on expert episodes."""
 
@@ -217,13 +222,13 @@ class Sft(Section):
     max_steps: int | None = None
     warmup_steps: int | None = None
     observation_loss_weight: float | None = None
-    end_of_turn_loss_weight: float | None = None
-    copy_steps: int | None = None
-    copy_rows: int | None = None
+    end_of_turn_loss_weight: float
+    copy_steps: int
+    copy_rows: int
     ema_decay: float | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)  # keyword-only: the fields keep the schema's order
 class ModelSettings(Section):
     """``models.<name>``: a base policy, trained here ('train') or imported ('import')."""
 
@@ -231,11 +236,11 @@ class ModelSettings(Section):
     seed: int
     gpu: int
     tokenizer_vocab: int
-    tokenizer_whole_numbers_below: int = 0
+    tokenizer_whole_numbers_below: int
     path: str | None = None
     receipt_sha256: str | None = None
     suite: str | None = None
-    corpus_suites: list[str] | None = None
+    corpus_suites: list[str]
     architecture: Architecture | None = None
     experts: Experts | None = None
     sft: Sft | None = None
@@ -302,9 +307,9 @@ class PoolScreenSettings(Section):
     training_pool): ``samples`` episodes on each of the first ``candidates`` eligible train tasks;
     the pool keeps those it solved in some but not all of them. ``samples`` 0: no screen."""
 
-    candidates: int = 0
-    samples: int = 0
-    seed: int = 0
+    candidates: int
+    samples: int
+    seed: int
 
 
 @dataclass(frozen=True, eq=False)
@@ -369,8 +374,8 @@ class TrainingSettings(Section):
     ray: RaySettings
     grpo: GrpoSettings
     health: HealthSettings
-    pool_size: int = 0
-    pool_screen: PoolScreenSettings = PoolScreenSettings()
+    pool_size: int
+    pool_screen: PoolScreenSettings
     quarantine: dict[str, str] | None = None
 
     def train_config(self, arm: str, seed: int, temperature: float):
@@ -407,7 +412,7 @@ class EvalSetSettings(Section):
     splits: list[str]
     samples: int
     max_tasks: int
-    with_training_pool: bool = False
+    with_training_pool: bool
 
 
 @dataclass(frozen=True)
