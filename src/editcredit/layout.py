@@ -15,10 +15,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from editcredit.records import ARM_NAMES
+
 # --- names ----------------------------------------------------------------------------------
 
-RUN_REGEX = r"[OBME]-s[0-9]+"
-"""Wildcard constraint of a run name."""
+RUN_REGEX = f"[{''.join(ARM_NAMES)}]-s[0-9]+"
+"""Wildcard constraint of a run name: one of the arms (``records.Arm``), ``-s``, the seed."""
 _RUN = re.compile(r"(?P<arm>[A-Za-z]+)-s(?P<seed>[0-9]+)")
 
 

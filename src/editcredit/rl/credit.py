@@ -8,7 +8,8 @@ only mirror METHOD for tests and interactive use.
 - :func:`utility` (defined in :mod:`editcredit.grading.utility`, the one place U is computed):
   ``U = Y + 0.25*F - 0.25*G``; the credit signal is ``D = U(original) - U(counterfactual)``.
 - :func:`scale`: ``s = min(1, c*m / (λ*|D|*L))``, ``s = 1`` when ``D = 0``.
-- :data:`CREDIT_ARMS`: the arm registry (O, B, M, E). A new arm is one function decorated with
+- :data:`CREDIT_ARMS`: the arm registry, one function per :class:`~editcredit.records.Arm`
+  (O, B, M, E). A new arm is one function decorated with
   :func:`register_arm`; it maps a :class:`CreditInput` to the per-token auxiliary term.
 - :func:`add_credit`: credit is added to the group-centred token advantages, never to the
   terminal reward or the returns.
@@ -28,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from editcredit.grading.utility import utility
+from editcredit.records import Arm
 
 __all__ = [
     "CREDIT_ARMS",
@@ -147,10 +149,11 @@ def register_arm(name: str, *, queries_cf: bool = False) -> Callable[[ArmFn], Ar
     """
 
     def decorate(fn: ArmFn) -> ArmFn:
-        if name in CREDIT_ARMS:
-            raise ValueError(f"credit arm {name!r} is already registered")
-        CREDIT_ARMS[name] = fn
-        ARM_QUERIES_CF[name] = queries_cf
+        key = str(name)  # an Arm member registers under its plain name
+        if key in CREDIT_ARMS:
+            raise ValueError(f"credit arm {key!r} is already registered")
+        CREDIT_ARMS[key] = fn
+        ARM_QUERIES_CF[key] = queries_cf
         return fn
 
     return decorate
@@ -175,13 +178,13 @@ def arm_credit(name: str, inp: CreditInput) -> np.ndarray:
     return aux
 
 
-@register_arm("O", queries_cf=False)
+@register_arm(Arm.O, queries_cf=False)
 def arm_o(inp: CreditInput) -> np.ndarray:
     """Arm O: no auxiliary credit."""
     return inp.zeros()
 
 
-@register_arm("B", queries_cf=True)
+@register_arm(Arm.B, queries_cf=True)
 def arm_b(inp: CreditInput) -> np.ndarray:
     """Arm B: ``λ*D*s`` on every valid token; zeros without a selected block or without ``D``."""
     aux = inp.zeros()
@@ -192,7 +195,7 @@ def arm_b(inp: CreditInput) -> np.ndarray:
     return aux
 
 
-@register_arm("M", queries_cf=True)
+@register_arm(Arm.M, queries_cf=True)
 def arm_m(inp: CreditInput) -> np.ndarray:
     """Arm M: ``λ*D*s*L/m`` on the credited tokens; zeros without a selected block or ``D``.
 
@@ -207,7 +210,7 @@ def arm_m(inp: CreditInput) -> np.ndarray:
     return aux
 
 
-@register_arm("E", queries_cf=False)
+@register_arm(Arm.E, queries_cf=False)
 def arm_e(inp: CreditInput) -> np.ndarray:
     """Arm E: ``clip(λ*A*L/m, -c, c)`` on the credited tokens; no counterfactual (``D`` unused)."""
     aux = inp.zeros()
@@ -250,9 +253,8 @@ def query_decision(rollout_key: str, rate: float) -> bool:
 class CreditQuery:
     """One credit-ledger row: the outcome of one trajectory's counterfactual credit query.
 
-    ``available`` is False when no credit could be computed; ``reason`` then says why (e.g.
-    ``'no eligible block'``, ``'original report unavailable'``,
-    ``'counterfactual report unavailable'``, ``'not queried (rate)'``) and is ``''`` otherwise.
+    ``available`` is False when no credit could be computed; ``reason`` then says why (a
+    :class:`~editcredit.records.CreditReason`) and is ``''`` otherwise.
     ``D`` is None whenever the query is unavailable.
     """
 

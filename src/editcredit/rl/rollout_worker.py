@@ -25,6 +25,7 @@ from editcredit.agent.trajectory import episode_blocks, trajectory_row
 from editcredit.data.task import Task
 from editcredit.grading.grader import GradingReport, grade_patch
 from editcredit.grading.stored_report import stored_report
+from editcredit.records import CreditReason
 from editcredit.rl.credit import query_decision, utility
 from editcredit.sandbox.memo import GradingMemo
 from editcredit.sandbox.patches import diff_trees
@@ -185,7 +186,9 @@ class RolloutWorker:
             "sent": False,
             "U_counterfactual": None,
             "parts_counterfactual": None,
-            "reason": "no eligible block" if selected is None else "",
+            "reason": (
+                CreditReason.NO_ELIGIBLE_BLOCK if selected is None else CreditReason.NONE
+            ).value,
             "cf_patch": None,
             "cf_report": None,
         }
@@ -195,10 +198,10 @@ class RolloutWorker:
         if query["selected_block"] is None:
             return
         if query["U_original"] is None:
-            query["reason"] = "original report unavailable"
+            query["reason"] = CreditReason.ORIGINAL_UNAVAILABLE.value
             return
         if not query_decision(episode.rollout_key, job.query_rate):
-            query["reason"] = "not queried (rate)"
+            query["reason"] = CreditReason.NOT_QUERIED.value
             return
         changes, _, selected = episode_blocks(episode)
         env = episode.env
@@ -210,7 +213,7 @@ class RolloutWorker:
         query["U_counterfactual"] = report_utility(report, self.f_weight, self.g_weight)
         query["parts_counterfactual"] = report_parts(report)
         if query["U_counterfactual"] is None:
-            query["reason"] = "counterfactual report unavailable"
+            query["reason"] = CreditReason.COUNTERFACTUAL_UNAVAILABLE.value
         # the tree graded and its report, as stored: the replay check re-grades a sample
         query["cf_patch"] = patch
         query["cf_report"] = json.dumps(stored_report(report), sort_keys=True)

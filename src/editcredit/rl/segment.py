@@ -27,6 +27,7 @@ from editcredit.data.task import Task
 from editcredit.policy.model import enable_activation_checkpointing
 from editcredit.progress import Progress
 from editcredit.protocol.budget import BudgetGuard, split_ledger
+from editcredit.records import CreditReason
 from editcredit.rl.advantages import weigh_negative
 from editcredit.rl.checkpoint import load_state, save_segment
 from editcredit.rl.config import TrainConfig
@@ -260,7 +261,9 @@ def train_step(
     t0 = time.monotonic()
     update = policy_update(trainer, rows, credit, cfg)
     seconds["update"] = time.monotonic() - t0
-    attempted = [row["available"] for row in credit.ledger if row["reason"] != "not queried (rate)"]
+    attempted = [
+        row["available"] for row in credit.ledger if row["reason"] != CreditReason.NOT_QUERIED
+    ]
     alerts = trainer.monitor.observe(attempted)
     for alert in alerts:
         log(f"ALERT {spec.run} step {step}: {alert}")
@@ -397,7 +400,7 @@ def step_cost(rows, credit_ledger, metrics_row, seconds: float) -> tuple[dict[st
     )
     gradings = len(rows) + int(metrics_row["cf_sent"]) + visible_runs
     failed = sum(1 for r in rows if r["masked"]) + sum(
-        1 for q in credit_ledger if not q["available"] and q["reason"] != "not queried (rate)"
+        1 for q in credit_ledger if not q["available"] and q["reason"] != CreditReason.NOT_QUERIED
     )
     cost = {
         "tokens": float(metrics_row["generated_tokens"]),

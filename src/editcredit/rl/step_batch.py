@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from editcredit.records import CreditReason
 from editcredit.rl.advantages import group_advantages
 from editcredit.rl.credit import ARM_QUERIES_CF, CreditInput, arm_credit, scale
 
@@ -117,7 +118,9 @@ def _ledger_row(run, row, query, D, inp: CreditInput, lam, c, credit_l1) -> dict
         "instance_id": row["instance_id"],
         "selected_block": int(query["selected_block"]),
         "available": available,
-        "reason": "" if available else (query["reason"] or "counterfactual report unavailable"),
+        "reason": ""
+        if available
+        else (query["reason"] or CreditReason.COUNTERFACTUAL_UNAVAILABLE.value),
         "U_original": query["U_original"],
         "U_counterfactual": query["U_counterfactual"],
         "D": D,

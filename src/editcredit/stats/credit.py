@@ -16,8 +16,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from editcredit.records import CreditReason
+
 #: The ledger's reason for a query its rate did not send (not a query of the arm's credit).
-NOT_QUERIED = "not queried (rate)"
+NOT_QUERIED = CreditReason.NOT_QUERIED.value
 
 
 def credit_diagnostics(
