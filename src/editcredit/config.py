@@ -1,5 +1,10 @@
 """Load the workflow config and validate it against config/schema.yaml (with defaults), and
-the strict builder of typed sections (:class:`Section`) that :mod:`editcredit.settings` uses."""
+the strict builder of typed sections (:class:`Section`) that :mod:`editcredit.settings` uses.
+
+The schema is the one home of every key's description, default and bounds: code that holds one
+section on its own validates and fills it here (:func:`section_config`), and a record built
+outside a validated config checks its values against the bounds the schema declares
+(:func:`schema_of`, :func:`bound_violation`)."""
 
 from __future__ import annotations
 
@@ -102,9 +107,15 @@ def load_config(path: str | Path, schema_path: Path = DEFAULT_SCHEMA) -> dict[st
 
 
 @functools.cache
+def _loaded_schema(schema_path: Path) -> dict[str, Any]:
+    """The schema as read once per process (callers copy what they would change)."""
+    return yaml.safe_load(schema_path.read_text())
+
+
 def schema_of(dotted: str, schema_path: Path = DEFAULT_SCHEMA) -> dict[str, Any]:
-    """The subschema of one key of the config by its dotted path (``training.grpo.lr``)."""
-    schema = yaml.safe_load(schema_path.read_text())
+    """The subschema of one key of the config by its dotted path (``training.grpo.lr``), to
+    read, not to change."""
+    schema = _loaded_schema(schema_path)
     node = schema
     for key in dotted.split(".") if dotted else []:
         node = _resolved(node, schema)["properties"][key]
@@ -117,8 +128,8 @@ def section_config(
     """One section of the config (``generation``) on its own, validated against its subschema
     with the schema's defaults filled, as :func:`validate_config` does for the whole config (a
     copy; ``None`` is the empty section). ConfigError names the first offending key."""
-    root = yaml.safe_load(schema_path.read_text())
-    schema = {**copy.deepcopy(schema_of(dotted, schema_path)), "$defs": root.get("$defs", {})}
+    defs = _loaded_schema(schema_path).get("$defs", {})
+    schema = copy.deepcopy({**schema_of(dotted, schema_path), "$defs": defs})
     section = copy.deepcopy(dict(data or {}))
     validator = _with_defaults(jsonschema.Draft202012Validator)(schema)
     errors = sorted(validator.iter_errors(section), key=lambda e: list(e.absolute_path))
