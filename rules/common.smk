@@ -18,11 +18,12 @@ from editcredit.policy.gpu_memory import rule_gpu_mem_mb
 from editcredit.settings import Settings
 from editcredit.study_plan import StudyPlan
 
-# The typed configuration tree and the study plan, each built once from the validated config
-# (the Snakefile filled the schema's defaults); a key that is unknown, missing, mistyped or
-# describes no buildable study stops the DAG here, naming its path.
+# The typed configuration tree, built once from the validated config (the Snakefile filled the
+# schema's defaults), and the study plan built from it: each of its pieces is worked out on first
+# use, which rule all and the storage forecast make at DAG construction. A key that is unknown,
+# missing, mistyped or describes no buildable study stops the DAG there, naming its path.
 SETTINGS = Settings.from_config(config)
-PLAN = StudyPlan.build(SETTINGS)
+PLAN = StudyPlan(SETTINGS)
 SUITES = {name: suite.to_dict() for name, suite in SETTINGS.suites.items()}
 
 # A task the configured environment cannot play stops the DAG here, naming it and the setting.

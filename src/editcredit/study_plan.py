@@ -16,7 +16,8 @@ the key, before any job runs.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -162,64 +163,97 @@ class Job:
 class StudyPlan:
     """Everything the default target builds, in plan order (see the module's docstring)."""
 
-    settings: Settings = field(repr=False)
-    runs: tuple[layout.Run, ...]
-    segment_ends: tuple[int, ...]
-    diagnostic_steps: tuple[int, ...]
-    pruned_steps: tuple[int, ...]
-    eval_models: Mapping[str, EvalModel]
-    eval_jobs: tuple[tuple[str, str], ...]  # (eval model, eval set)
-    comparisons: Mapping[str, ComparisonSpec]
-    stop: StopStudy
+    settings: Settings
 
     @classmethod
     def build(cls, settings: Settings) -> StudyPlan:
-        """The plan of ``settings``; PlanError names a key the study cannot be built from."""
-        training, ev = settings.training, settings.evaluation
-        runs = tuple(
-            layout.Run(arm, seed) for arm, seeds in training.plan.items() for seed in seeds
-        )
-        ends = segment_ends(training.segment_steps, training.endpoint_step)
+        """The plan of ``settings``, every piece worked out now: PlanError names a key the
+        study cannot be built from. (``StudyPlan(settings)`` works each piece out on its first
+        use, so a workflow of a few rule files meets only the errors of the pieces it asks.)"""
+        plan = cls(settings)
+        plan.jobs  # noqa: B018  (every piece)
+        return plan
+
+    @cached_property
+    def runs(self) -> tuple[layout.Run, ...]:
+        plan = self.settings.training.plan
+        return tuple(layout.Run(arm, seed) for arm, seeds in plan.items() for seed in seeds)
+
+    @cached_property
+    def segment_ends(self) -> tuple[int, ...]:
+        training = self.settings.training
+        return tuple(segment_ends(training.segment_steps, training.endpoint_step))
+
+    @cached_property
+    def diagnostic_steps(self) -> tuple[int, ...]:
+        """Intermediate checkpoints evaluated for the holdout curve (evaluation.diagnostic_every
+        and diagnostic_steps)."""
+        ev = self.settings.evaluation
+        end = self.settings.training.endpoint_step
         try:
-            diagnostic = diagnostic_steps(
-                ends, training.endpoint_step, ev.diagnostic_every, ev.diagnostic_steps
+            steps = diagnostic_steps(
+                self.segment_ends, end, ev.diagnostic_every, ev.diagnostic_steps
             )
-            pruned = pruned_steps(ends, training.keep_checkpoints, diagnostic)
-            comparisons = comparison_specs(settings.stats.to_dict(), training.plan)
         except ValueError as exc:
             raise PlanError(str(exc)) from exc
-        models = eval_models(
-            layout.base_model_dir(training.model),
-            [r.name for r in runs],
-            training.endpoint_step,
-            diagnostic,
-            settings.stats.evalsets[0],
-            ev.diagnostic_samples,
-            ev.models,
+        return tuple(steps)
+
+    @cached_property
+    def pruned_steps(self) -> tuple[int, ...]:
+        """Segment ends whose model and optimiser files retention removes
+        (training.keep_checkpoints; the endpoint, every k-th segment and the diagnostic steps
+        stay)."""
+        keep = self.settings.training.keep_checkpoints
+        try:
+            return tuple(pruned_steps(self.segment_ends, keep, self.diagnostic_steps))
+        except ValueError as exc:
+            raise PlanError(str(exc)) from exc
+
+    @cached_property
+    def eval_models(self) -> dict[str, EvalModel]:
+        """Eval model name -> model, in plan order (:func:`eval_models`)."""
+        s = self.settings
+        return eval_models(
+            self.base_model_dir,
+            self.run_names,
+            s.training.endpoint_step,
+            self.diagnostic_steps,
+            s.stats.evalsets[0],
+            s.evaluation.diagnostic_samples,
+            s.evaluation.models,
         )
-        jobs = tuple((m.name, e) for m in models.values() for e in ev.evalsets if m.evaluated_on(e))
-        stop_models = settings.stop.models or [n for n, m in models.items() if not m.diagnostic]
-        stop_sets = settings.stop.evalsets or list(ev.evalsets)
-        stop = StopStudy(
-            settings.stop.enabled,
-            settings.stop.protocol,
-            tuple(stop_models),
-            tuple(stop_sets),
-            tuple(sorted({ev.evalsets[e].suite for e in stop_sets})),
+
+    @cached_property
+    def eval_jobs(self) -> tuple[tuple[str, str], ...]:
+        """(eval model, eval set) of every planned evaluation: the base and the endpoints on
+        every eval set, an intermediate checkpoint on the curve's eval set alone."""
+        sets = self.settings.evaluation.evalsets
+        return tuple(
+            (m.name, e) for m in self.eval_models.values() for e in sets if m.evaluated_on(e)
         )
-        plan = cls(
-            settings,
-            runs,
-            tuple(ends),
-            tuple(diagnostic),
-            tuple(pruned),
-            models,
-            jobs,
-            comparisons,
-            stop,
+
+    @cached_property
+    def comparisons(self) -> dict[str, ComparisonSpec]:
+        """The configured comparisons (stats.comparisons), resolved against the training plan."""
+        try:
+            return comparison_specs(self.settings.stats.to_dict(), self.settings.training.plan)
+        except ValueError as exc:
+            raise PlanError(str(exc)) from exc
+
+    @cached_property
+    def stop(self) -> StopStudy:
+        """The stop study: its models (default: the compared eval models) and eval sets
+        (default: every eval set)."""
+        s = self.settings
+        models = s.stop.models or self.compared_models
+        evalsets = s.stop.evalsets or list(s.evaluation.evalsets)
+        unknown = [e for e in evalsets if e not in s.evaluation.evalsets]
+        if unknown:
+            raise PlanError(f"config stop.evalsets: {unknown} are no evaluation.evalsets")
+        suites = sorted({s.evaluation.evalsets[e].suite for e in evalsets})
+        return StopStudy(
+            s.stop.enabled, s.stop.protocol, tuple(models), tuple(evalsets), tuple(suites)
         )
-        plan.check_base_model(training.model)
-        return plan
 
     # --- runs and segments
 
@@ -436,7 +470,7 @@ class StudyPlan:
 
     # --- every job
 
-    @property
+    @cached_property
     def jobs(self) -> tuple[Job, ...]:
         """Every job of the default target (rule ``all``), rule by rule."""
         return tuple(self._jobs())
@@ -447,6 +481,7 @@ class StudyPlan:
             yield Job.of("freeze_suite", suite=suite)
             yield Job.of("control", suite=suite)
         base = s.models[s.training.model]
+        self.check_base_model(s.training.model)
         yield Job.of(
             "base_model" if base.source == "train" else "import_model", model=s.training.model
         )
@@ -467,7 +502,7 @@ class StudyPlan:
             yield Job.of("eval_model_scores", model=model, evalset=evalset)
         for evalset in s.stats.evalsets:
             yield Job.of("evalset_scores", evalset=evalset)
-        for comparison in s.stats.comparisons:
+        for comparison in self.comparisons:
             yield Job.of("paired", comparison=comparison)
             yield Job.of("compare", comparison=comparison)
         for arm in s.training.plan:

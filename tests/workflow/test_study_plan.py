@@ -147,6 +147,19 @@ def test_storage_facts_read_segments_pruning_and_evaluations_off_the_jobs():
 # --- the plan of a config ----------------------------------------------------------------------
 
 
+def test_a_plan_works_out_each_piece_on_first_use():
+    """A workflow of a few rule files meets only the errors of the pieces it asks."""
+    config = copy.deepcopy(_CONFIG)
+    config["training"]["plan"] = {"M": [1], "O": [1]}
+    validate_config(config, Path(REPO, "config", "schema.yaml"))
+    plan = StudyPlan(Settings.from_config(config))
+    assert plan.audit_results == [
+        f"results/audits/{r}-s1/step_{n}.json" for r in "MO" for n in (4, 8)
+    ]
+    with pytest.raises(PlanError, match="stats.comparisons.M-B: arm 'B' is not in training.plan"):
+        _ = plan.comparisons
+
+
 def test_the_default_plan():
     plan = plan_of()
     assert plan.run_names == [
@@ -219,6 +232,7 @@ def test_gpus_by_rule_and_per_job():
             r"stats.comparisons.M-B: seed\(s\) \[7\] not trained",
         ),
         ({"agent": {"environment": "bash"}}, "agent.environment is 'bash'"),
+        ({"stop": {"evalsets": ["nope"]}}, r"stop.evalsets: \['nope'\]"),
     ],
 )
 def test_a_config_that_describes_no_study_fails_when_the_plan_is_built(layer, message):
