@@ -1,11 +1,12 @@
-"""Trajectory records: one Parquet row per rollout with a declared schema."""
+"""Trajectory records: one Parquet row per rollout with a declared schema (:class:`TrajectoryRow`,
+whose keys are the schema's columns)."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -47,6 +48,32 @@ TRAJECTORY_SCHEMA = pa.schema(
 )
 
 
+class TrajectoryRow(TypedDict):
+    """One rollout as :data:`TRAJECTORY_SCHEMA` stores it (METHOD §2-§4): its tokens, its turns
+    and edit blocks, its final patch's grading and its terminal reward."""
+
+    rollout_key: str  # (run, step, task, sample index): ``run:step:instance_id:sample``
+    instance_id: str  # the task
+    split: str  # the task's split
+    token_ids: list[int]  # the whole conversation's tokens, prompt and generations
+    logprobs: list[float]  # the sampling log-prob of each token (0.0 where not generated)
+    loss_mask: list[int]  # 1 on the valid generated tokens (L is their count)
+    turn_of_token: list[int]  # the turn in which each token entered the conversation
+    n_turns: int  # assistant turns played
+    end_reason: str  # why the episode ended (``submit``, ``context_budget``, ...)
+    turns: str  # JSON: per assistant turn, action text, kind, file changes
+    edit_blocks: str  # JSON: blocks with eligibility and reasons
+    selected_block: int  # the score-blind selected block's index; -1 when none is eligible
+    final_patch: str  # the final tree as a patch against the task's files
+    report: str  # JSON: the final patch's grading report, as stored_report
+    Y: int | None  # resolved (0/1); None when the report is unavailable
+    format_error: int  # 1 when an action could not be parsed
+    p2p_regression: int | None  # G: 1 when an expected PASS_TO_PASS test does not pass
+    reward: float | None  # the terminal reward (None when masked)
+    masked: bool  # left out of the update (an infrastructure failure)
+    mask_cause: str  # why a masked rollout is masked ('' when not)
+
+
 def episode_blocks(episode: Episode):
     """Edit blocks of an episode and the score-blind selection (METHOD §2)."""
     changes = [TurnChanges.from_mapping(t.turn, t.changes) for t in episode.env.turns if t.changes]
@@ -56,7 +83,7 @@ def episode_blocks(episode: Episode):
 
 def trajectory_row(
     episode: Episode, report: GradingReport, reward: RewardComponents
-) -> dict[str, Any]:
+) -> TrajectoryRow:
     _, blocks, selected = episode_blocks(episode)
     return {
         "rollout_key": episode.rollout_key,
@@ -77,7 +104,7 @@ def trajectory_row(
     }
 
 
-def write_trajectories(rows: list[dict[str, Any]], path: Path) -> None:
+def write_trajectories(rows: list[TrajectoryRow], path: Path) -> None:
     table = pa.Table.from_pylist(rows, schema=TRAJECTORY_SCHEMA)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")

@@ -1,14 +1,24 @@
-"""Schemas of the segment records (docs/outputs.md): rollouts, credit ledger, metrics."""
+"""Schemas of the segment records (docs/outputs.md): rollouts, credit ledger, metrics; and the
+records that cross the rollout workers' seam.
+
+Each Parquet schema has a ``TypedDict`` of one row whose keys are its columns (a test holds them
+equal): :class:`RolloutRow`, :class:`CreditLedgerRow`, :class:`MetricsRow`. A rollout worker
+returns a :class:`GroupResult` per task group: its rollout rows, one :class:`CfQuery` per rollout
+and the phases' seconds. Names are METHOD's (§3): ``Y``, ``F``, ``G`` the parts of a grading,
+``U = Y + wF*F - wG*G``, ``D = U(original) - U(counterfactual)``, ``s`` the credit scale, ``m`` the
+credited and ``L`` the valid generated tokens.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from editcredit.agent.trajectory import TRAJECTORY_SCHEMA
+from editcredit.agent.trajectory import TRAJECTORY_SCHEMA, TrajectoryRow
 
 ROLLOUT_SCHEMA = TRAJECTORY_SCHEMA.append(pa.field("step", pa.int32())).append(
     pa.field("sample", pa.int16())
@@ -37,6 +47,73 @@ CREDIT_SCHEMA = pa.schema(
         ("cf_report", pa.string()),  # JSON: its grading report, as stored_report ('' when not sent)
     ]
 )
+
+
+class RolloutRow(TrajectoryRow):
+    """One row of rollouts.parquet (:data:`ROLLOUT_SCHEMA`): a trajectory and its place."""
+
+    step: int  # the training step
+    sample: int  # the sample's index in its task's group
+
+
+class CfQuery(TypedDict):
+    """A rollout's counterfactual query as the worker returns it (aligned with its rollout row).
+
+    ``U_*`` is None when that grading is unavailable; ``parts_*`` are its ``[Y, F, G]``.
+    """
+
+    rollout_key: str  # the rollout's key
+    selected_block: int | None  # the score-blind selected block; None when none is eligible
+    credited_turns: list[int]  # the complete assistant turns that produced the selected block
+    U_original: float | None  # U of the final patch
+    parts_original: list[float] | None  # [Y, F, G] of the final patch
+    sent: bool  # whether the counterfactual tree was graded
+    U_counterfactual: float | None  # U of the tree with the selected block reverted
+    parts_counterfactual: list[float] | None  # [Y, F, G] of that tree
+    reason: str  # a records.CreditReason value: why no D ('' while it may have one)
+    cf_patch: str | None  # the counterfactual tree as a patch (None when not sent)
+    cf_report: str | None  # JSON: its grading report, as stored_report (None when not sent)
+
+
+class PhaseSeconds(TypedDict):
+    """Wall seconds of a task group's phases in its worker (volatile: never in the records)."""
+
+    rollout: float  # playing the episodes
+    grading: float  # grading the final patches
+    counterfactual: float  # grading the counterfactual trees
+
+
+class GroupResult(TypedDict):
+    """What a rollout worker returns for one task group (plain and picklable)."""
+
+    rows: list[RolloutRow]  # one per sample, in sample order
+    queries: list[CfQuery]  # aligned with ``rows``
+    seconds: PhaseSeconds
+
+
+class CreditLedgerRow(TypedDict):
+    """One row of credit.parquet (:data:`CREDIT_SCHEMA`): the outcome of one rollout's query."""
+
+    run: str
+    step: int
+    rollout_key: str
+    instance_id: str
+    selected_block: int  # the selected block (a ledger row exists only where one is)
+    available: bool  # whether D was computed
+    reason: str  # a records.CreditReason value ('' when available)
+    U_original: float | None
+    U_counterfactual: float | None
+    D: float | None  # U_original - U_counterfactual
+    dY: float | None  # original minus counterfactual Y (None when D is)
+    dF: float | None  # ... of F
+    dG: float | None  # ... of G
+    s: float | None  # the credit scale, None without D or without credited tokens
+    m: int  # credited tokens
+    L: int  # valid generated tokens
+    credit_l1: float  # the L1 mass of the arm's auxiliary term on this rollout
+    cf_patch: str  # the counterfactual tree as a patch ('' when not sent)
+    cf_report: str  # JSON: its grading report, as stored_report ('' when not sent)
+
 
 _F = pa.float64()
 METRICS_SCHEMA = pa.schema(
@@ -71,7 +148,38 @@ METRICS_SCHEMA = pa.schema(
 )
 
 
-def write_table(rows: list[dict[str, Any]], schema: pa.Schema, path: Path) -> None:
+class MetricsRow(TypedDict):
+    """One row of metrics.parquet (:data:`METRICS_SCHEMA`): one training step's health."""
+
+    run: str
+    step: int
+    reward_mean: float  # mean terminal reward of the unmasked rollouts
+    pass_rate: float  # mean Y of the unmasked rollouts
+    entropy: float
+    grad_norm: float
+    loss: float
+    micro_batches: int
+    optimizer_steps: int
+    loss_masked_share: float  # valid tokens the policy loss's trust region masked
+    rollouts: int
+    masked_share: float
+    masked_by_cause: str  # JSON: cause -> masked rollouts of the step
+    format_error_rate: float
+    p2p_regression_rate: float
+    context_budget_rate: float
+    generated_tokens: int
+    cf_sent: int  # counterfactual queries sent
+    cf_available: int  # ... that gave a D
+    cf_nonzero: int  # ... whose D is not zero
+    credit_mass_l1: float
+    credit_mass_signed: float
+    credit_rollouts: int  # rollouts whose auxiliary term is not all zero
+    update_tokens: int
+    update_model_flops: float  # 6 x parameters x update_tokens
+    alerts: str  # JSON: the health monitor's alerts of the step
+
+
+def write_table(rows: Sequence[Mapping[str, Any]], schema: pa.Schema, path: Path) -> None:
     """Rows as a Parquet file with exactly ``schema`` (an empty list gives an empty table)."""
     table = pa.Table.from_pylist(rows, schema=schema)
     pq.write_table(table, path, compression="zstd")

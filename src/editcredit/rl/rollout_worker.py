@@ -27,6 +27,7 @@ from editcredit.grading.grader import GradingReport, grade_patch
 from editcredit.grading.stored_report import stored_report
 from editcredit.records import CreditReason
 from editcredit.rl.credit import query_decision, utility
+from editcredit.rl.records import CfQuery, GroupResult, RolloutRow
 from editcredit.sandbox.memo import GradingMemo
 from editcredit.sandbox.patches import diff_trees
 
@@ -132,7 +133,7 @@ class RolloutWorker:
     def close(self) -> None:
         self.sandbox.close()
 
-    def run_group(self, job: GroupJob) -> dict[str, Any]:
+    def run_group(self, job: GroupJob) -> GroupResult:
         t0 = time.monotonic()
         keys = [rollout_key(job.run, job.step, job.task.instance_id, i) for i in range(job.samples)]
         autocast = torch.autocast("cuda", torch.bfloat16, enabled=self.device.type == "cuda")
@@ -147,7 +148,8 @@ class RolloutWorker:
                 step_workers=1,
             )
         t1 = time.monotonic()
-        rows, queries = [], []
+        rows: list[RolloutRow] = []
+        queries: list[CfQuery] = []
         for sample, episode in enumerate(episodes):
             report = grade_patch(
                 job.task, episode.env.final_patch(), self.sandbox, self.f_weight, self.g_weight
@@ -160,9 +162,9 @@ class RolloutWorker:
                 self.reward_cfg["regression_penalty"],
                 in_episode_failures=getattr(episode.env, "infra_failures", 0),
             )
-            row = trajectory_row(episode, report, reward)
-            row.update(step=job.step, sample=sample)
-            rows.append(row)
+            rows.append(
+                RolloutRow(**trajectory_row(episode, report, reward), step=job.step, sample=sample)
+            )
             queries.append(self._selection(episode, report))
         t2 = time.monotonic()
         if job.query_cf:
@@ -175,7 +177,7 @@ class RolloutWorker:
             "seconds": {"rollout": t1 - t0, "grading": t2 - t1, "counterfactual": t3 - t2},
         }
 
-    def _selection(self, episode: Episode, report: GradingReport) -> dict[str, Any]:
+    def _selection(self, episode: Episode, report: GradingReport) -> CfQuery:
         _, _, selected = episode_blocks(episode)
         return {
             "rollout_key": episode.rollout_key,
@@ -193,7 +195,7 @@ class RolloutWorker:
             "cf_report": None,
         }
 
-    def _counterfactual(self, query: dict[str, Any], episode: Episode, job: GroupJob) -> None:
+    def _counterfactual(self, query: CfQuery, episode: Episode, job: GroupJob) -> None:
         """Grade the final tree with the selected block reverted (METHOD §2), at most once."""
         if query["selected_block"] is None:
             return

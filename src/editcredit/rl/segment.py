@@ -41,7 +41,16 @@ from editcredit.rl.gates import (
     update_gate,
 )
 from editcredit.rl.health import HealthMonitor
-from editcredit.rl.records import CREDIT_SCHEMA, METRICS_SCHEMA, ROLLOUT_SCHEMA, write_table
+from editcredit.rl.records import (
+    CREDIT_SCHEMA,
+    METRICS_SCHEMA,
+    ROLLOUT_SCHEMA,
+    CfQuery,
+    CreditLedgerRow,
+    MetricsRow,
+    RolloutRow,
+    write_table,
+)
 from editcredit.rl.rollout_worker import GroupJob, group_seed
 from editcredit.rl.scalars import ScalarLog
 from editcredit.rl.step_batch import assemble_step
@@ -63,17 +72,17 @@ class SegmentSpec:
     out_dir: Path
 
 
-def _rate(rows: list[dict[str, Any]], pred) -> float:
+def _rate(rows: list[RolloutRow], pred) -> float:
     return sum(1 for r in rows if pred(r)) / len(rows) if rows else math.nan
 
 
-def _masked_by_cause(rows: list[dict[str, Any]]) -> dict[str, int]:
+def _masked_by_cause(rows: list[RolloutRow]) -> dict[str, int]:
     """Masked rollouts of a step counted by cause (a health metric per arm, METHOD §5)."""
     causes = [r.get("mask_cause") or "unknown" for r in rows if r["masked"]]
     return {c: causes.count(c) for c in sorted(set(causes))}
 
 
-def step_metrics(run, step, rows, credit, update, alerts, parameters) -> dict[str, Any]:
+def step_metrics(run, step, rows, credit, update, alerts, parameters) -> MetricsRow:
     """One row of metrics.parquet (no wall times: :func:`step_seconds` measures those).
     ``update_model_flops`` counts 6 x parameters x the tokens through the update (forward and
     backward), the usual numerator of model FLOPs utilisation."""
@@ -113,7 +122,7 @@ def play_step(
     by_id: dict[str, Task],
     cfg: TrainConfig,
     workers: WorkerPool,
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, float], DataCursor]:
+) -> tuple[list[RolloutRow], list[CfQuery], dict[str, float], DataCursor]:
     """Draw one step's tasks from the cursor and play their groups with the workers' current
     weights: (rollout rows, query records, phase seconds, the advanced cursor). The draws and
     sampling seeds depend on the run's seed and the step only, so every arm of a seed, and the
@@ -174,9 +183,9 @@ class StepRecords:
     """What one step leaves for the segment's files: rollout rows, credit ledger, metrics, and
     its phase seconds (:data:`PHASES`; the volatile sidecar's, not the metrics')."""
 
-    rows: list[dict[str, Any]]
-    ledger: list[dict[str, Any]]
-    metrics: dict[str, Any]
+    rows: list[RolloutRow]
+    ledger: list[CreditLedgerRow]
+    metrics: MetricsRow
     seconds: dict[str, float] = field(default_factory=dict)
 
 
@@ -279,8 +288,8 @@ def train_step(
 def segment_receipt(
     spec: SegmentSpec,
     cfg: TrainConfig,
-    rows: list[dict[str, Any]],
-    metrics: list[dict[str, Any]],
+    rows: list[RolloutRow],
+    metrics: list[MetricsRow],
     changed: int,
     device: torch.device,
     budget: BudgetGuard | None = None,

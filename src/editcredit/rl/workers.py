@@ -16,12 +16,13 @@ from typing import Any, Protocol
 import torch
 
 from editcredit.rl import ray_allocation
+from editcredit.rl.records import GroupResult
 from editcredit.rl.rollout_worker import GroupJob, RolloutWorker
 
 
 class WorkerPool(Protocol):
     def set_weights(self, state_dict: dict[str, torch.Tensor]) -> None: ...
-    def run_groups(self, jobs: list[GroupJob]) -> list[dict[str, Any]]: ...
+    def run_groups(self, jobs: list[GroupJob]) -> list[GroupResult]: ...
     def close(self) -> None: ...
     def describe(self) -> dict[str, Any]: ...
 
@@ -35,7 +36,7 @@ class InProcessWorkers:
     def set_weights(self, state_dict: dict[str, torch.Tensor]) -> None:
         self.worker.set_weights(state_dict)
 
-    def run_groups(self, jobs: list[GroupJob]) -> list[dict[str, Any]]:
+    def run_groups(self, jobs: list[GroupJob]) -> list[GroupResult]:
         return [self.worker.run_group(job) for job in jobs]
 
     def close(self) -> None:
@@ -113,7 +114,7 @@ class ProcessWorkers:
         for conn in self.conns:
             self._reply(conn)
 
-    def run_groups(self, jobs: list[GroupJob]) -> list[dict[str, Any]]:
+    def run_groups(self, jobs: list[GroupJob]) -> list[GroupResult]:
         results: list[Any] = [None] * len(jobs)
         pending = list(enumerate(jobs))
         busy: dict[Connection, int] = {}
@@ -194,7 +195,7 @@ class RayWorkers:
         ref = self._ray.put({k: v.detach().cpu() for k, v in state_dict.items()})
         self._ray.get([a.set_weights.remote(ref) for a in self.actors])
 
-    def run_groups(self, jobs: list[GroupJob]) -> list[dict[str, Any]]:
+    def run_groups(self, jobs: list[GroupJob]) -> list[GroupResult]:
         from ray.util import ActorPool
 
         def submit(actor, job):
