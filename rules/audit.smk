@@ -5,7 +5,7 @@ rule audit_params:
     input:
         ckpt=layout.SEGMENT,
         base=PLAN.base_model_dir,
-        previous=previous_segment,
+        previous=lambda wc: PLAN.previous_segment(wc.run, wc.step),
     output:
         layout.AUDIT,
     log:

@@ -100,39 +100,6 @@ def probe_suite(wildcards):
     return SETTINGS.models[wildcards.model].suite or "minibugs"
 
 
-# --- training runs {arm}-s{seed}; step_0 is the base model ----------------------------------
-
-
-def previous_segment(wildcards):
-    """The directory a segment starts from: the previous segment's, or the base model's."""
-    prev = PLAN.previous_step(wildcards.step)
-    if prev < 0:
-        raise ValueError(f"step {wildcards.step} is not a segment end")
-    return PLAN.base_model_dir if prev == 0 else layout.segment_dir(wildcards.run, prev)
-
-
-def arm_control_replays(wildcards):
-    """Run name -> its seed's control replay, for every run of an arm."""
-    seeds = SETTINGS.training.plan[wildcards.arm]
-    return {layout.run_name(wildcards.arm, s): layout.control_replay(s) for s in seeds}
-
-
-def prune_inputs(wildcards):
-    """What must exist before a segment's files go: the segment, the next one (no resume needs
-    it then) and the audits that read its model (its own and the next segment's)."""
-    step = int(wildcards.step)
-    if step not in PLAN.pruned_steps:
-        raise ValueError(
-            f"step {step} of {wildcards.run} is kept (training.keep_checkpoints)"
-        )
-    after = step + SETTINGS.training.segment_steps
-    return {
-        "segment": layout.segment_dir(wildcards.run, step),
-        "next": layout.segment_dir(wildcards.run, after),
-        "audits": [layout.audit_json(wildcards.run, n) for n in (step, after)],
-    }
-
-
 def storage_forecast():
     """The plan's bytes still to write against the free space (editcredit.storage.plan)."""
     from editcredit.storage.plan import study_forecast

@@ -78,7 +78,7 @@ rule compare:
 rule training_analysis:
     input:
         segments=lambda wc: PLAN.segments(PLAN.arm_runs(wc.arm)),
-        controls=lambda wc: list(arm_control_replays(wc).values()),
+        controls=lambda wc: list(PLAN.arm_control_replays(wc.arm).values()),
     output:
         layout.STATS_TRAINING,
     log:
@@ -97,6 +97,6 @@ rule training_analysis:
         failure_buckets=SETTINGS.stats.failure_buckets,
         encounter_k=SETTINGS.stats.encounter_k,
         bootstrap=SETTINGS.stats.bootstrap.to_dict(),
-        controls=arm_control_replays,
+        controls=lambda wc: PLAN.arm_control_replays(wc.arm),
     script:
         "../scripts/stats_training.py"

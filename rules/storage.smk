@@ -5,7 +5,7 @@
 
 rule prune_segment:
     input:
-        unpack(prune_inputs),
+        unpack(lambda wc: PLAN.prune_inputs(wc.run, wc.step)),
     output:
         layout.PRUNED,
     log:

@@ -26,7 +26,7 @@ rule training_pool:
 
 rule train_segment:
     input:
-        previous=previous_segment,
+        previous=lambda wc: PLAN.previous_segment(wc.run, wc.step),
         tasks=layout.frozen_tasks(SETTINGS.training.suite),
         controls=layout.controls_summary(SETTINGS.training.suite),
         gold_times=layout.controls_tasks(SETTINGS.training.suite),

@@ -280,6 +280,31 @@ class StudyPlan:
     def previous_step(self, step: int | str) -> int:
         return int(step) - self.settings.training.segment_steps
 
+    def previous_segment(self, run: str, step: int | str) -> str:
+        """The directory a segment starts from: the previous segment's, or the base model's."""
+        prev = self.previous_step(step)
+        if prev < 0:
+            raise ValueError(f"step {step} is not a segment end")
+        return self.base_model_dir if prev == 0 else layout.segment_dir(run, prev)
+
+    def arm_control_replays(self, arm: str) -> dict[str, str]:
+        """Run name -> its seed's control replay, for every run of an arm."""
+        seeds = self.settings.training.plan[arm]
+        return {layout.run_name(arm, s): layout.control_replay(s) for s in seeds}
+
+    def prune_inputs(self, run: str, step: int | str) -> dict[str, Any]:
+        """What must exist before a segment's files go: the segment, the next one (no resume
+        needs it then) and the audits that read its model (its own and the next segment's)."""
+        step = int(step)
+        if step not in self.pruned_steps:
+            raise ValueError(f"step {step} of {run} is kept (training.keep_checkpoints)")
+        after = step + self.settings.training.segment_steps
+        return {
+            "segment": layout.segment_dir(run, step),
+            "next": layout.segment_dir(run, after),
+            "audits": [layout.audit_json(run, n) for n in (step, after)],
+        }
+
     def segments(self, runs: Sequence[str]) -> list[str]:
         """Every segment directory of the given runs (the training outputs)."""
         return [layout.segment_dir(run, n) for run in runs for n in self.segment_ends]

@@ -38,7 +38,7 @@ include: "rules/eval.smk"
 
 rule all:
     input:
-        eval_targets(),
+        PLAN.eval_targets,
 """
 EVAL_RULES = ("eval_plan", "eval_model", "eval_model_scores")
 

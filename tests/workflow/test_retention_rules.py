@@ -47,8 +47,8 @@ include: "rules/storage.smk"
 
 rule all:
     input:
-        endpoint_segments(),
-        pruned_records(),
+        PLAN.endpoint_segments,
+        PLAN.pruned_records,
         "results/audits/summary.parquet",
 """
 

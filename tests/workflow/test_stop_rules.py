@@ -36,7 +36,7 @@ include: "rules/stop.smk"
 
 rule all:
     input:
-        stop_targets(),
+        PLAN.stop_targets,
 """
 
 
