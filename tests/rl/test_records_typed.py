@@ -4,6 +4,8 @@ Parquet schema's columns."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from types import SimpleNamespace
 
 import pyarrow.parquet as pq
@@ -135,3 +137,17 @@ def test_the_ledger_and_the_metrics_rows_hold_the_records_keys():
     }  # fmt: skip
     metrics = step_metrics("M-s1", 1, rows, credit, update, [], 10)
     assert list(metrics) == keys(MetricsRow)
+
+
+def test_the_segment_receipt_holds_the_records_keys(tmp_path):
+    from editcredit.rl.records import SegmentReceipt
+    from editcredit.rl.segment import SegmentSpec, segment_receipt
+
+    cfg = SimpleNamespace(arm="O", seed=1)
+    spec = SegmentSpec("O-s1", 2, 2, tmp_path / "model", tmp_path / "state", tmp_path / "out")
+    receipt = segment_receipt(spec, cfg, [], [{"alerts": "[]"}], 1, torch.device("cpu"))
+    assert list(receipt) == sorted(SegmentReceipt.__required_keys__, key=keys(SegmentReceipt).index)
+    # the keys the training job adds are the record's optional keys
+    source = (Path(__file__).parents[2] / "src/editcredit/rl/train_job.py").read_text()
+    added = set(re.findall(r'receipt\["(\w+)"\] =', source))
+    assert added and added <= SegmentReceipt.__optional_keys__

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -45,6 +45,20 @@ SLOTS_SCHEMA = pa.schema(
         ("detail", pa.string()),
     ]
 )
+
+
+class SlotRow(TypedDict):
+    """One row of ``slots.parquet`` (:data:`SLOTS_SCHEMA`): one slot's final state."""
+
+    model: str  # the eval model (``base``, a run, ``{run}-step{N}``)
+    evalset: str
+    instance_id: str  # the task
+    sample: int  # the slot's sample index
+    verdict: int | None  # 1, 0, or None while unresolved
+    state: str  # ``decided`` or ``unresolved``
+    reason: str  # the ledger's reason for the state
+    attempts: int  # attempts made at the slot
+    detail: str  # the deciding attempt's reason ('' when none decided)
 
 
 class TrajectoryRef(BaseModel):
@@ -190,7 +204,7 @@ def stored_task_slots(f: TaskSlots) -> tuple[dict[str, Any], list[dict[str, Any]
     return body, volatile
 
 
-def slots_rows(model: str, evalset: str, files: Sequence[TaskSlots]) -> list[dict[str, Any]]:
+def slots_rows(model: str, evalset: str, files: Sequence[TaskSlots]) -> list[SlotRow]:
     return [
         {
             "model": model,

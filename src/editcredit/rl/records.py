@@ -179,6 +179,38 @@ class MetricsRow(TypedDict):
     alerts: str  # JSON: the health monitor's alerts of the step
 
 
+class _SegmentReceiptCore(TypedDict):
+    run: str
+    arm: str  # a records.Arm value
+    seed: int  # the training seed
+    steps: list[int]  # [first, last] training step of the segment
+    start_model: str  # the model the segment started from
+    changed_tensors: int  # parameter tensors the segment's updates changed
+    alerts: list[str]  # the health monitor's alerts, in step order
+    device: str
+
+
+class SegmentReceipt(_SegmentReceiptCore, total=False):
+    """A segment's receipt (``segment.json``): what ran and what was checked, no wall time.
+
+    :func:`~editcredit.rl.segment.segment_receipt` writes the required keys (and the first three
+    optional ones when they apply); the training job adds the pool, the base check, the workers,
+    the grader and the storage it ran with. ``volatile`` (the clock's facts) rides along until
+    the job moves it to the segment's volatile sidecar.
+    """
+
+    budget: dict[str, Any]  # the budget's ledger when one guards the run
+    update_gate: dict[str, Any]  # the checks of the run's first updates
+    first_segment_gate: dict[str, Any]  # METHOD §5's gate (the run's first segment)
+    volatile: dict[str, Any]  # wall times and budget time (the sidecar's)
+    quarantined: dict[str, str]  # task -> why the pool quarantined it
+    pool: list[str]  # the training pool's task ids
+    base_check: dict[str, Any]  # the base model's check against its receipt
+    workers: dict[str, Any]  # the rollout workers, without their volatile facts
+    grader: dict[str, Any]  # the grader's identity
+    storage: dict[str, Any]  # the storage guard's settings
+
+
 def write_table(rows: Sequence[Mapping[str, Any]], schema: pa.Schema, path: Path) -> None:
     """Rows as a Parquet file with exactly ``schema`` (an empty list gives an empty table)."""
     table = pa.Table.from_pylist(rows, schema=schema)

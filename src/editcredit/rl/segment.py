@@ -49,6 +49,7 @@ from editcredit.rl.records import (
     CreditLedgerRow,
     MetricsRow,
     RolloutRow,
+    SegmentReceipt,
     write_table,
 )
 from editcredit.rl.rollout_worker import GroupJob, group_seed
@@ -294,12 +295,12 @@ def segment_receipt(
     device: torch.device,
     budget: BudgetGuard | None = None,
     updates: list[dict[str, Any]] | None = None,
-) -> dict[str, Any]:
+) -> SegmentReceipt:
     """The segment's receipt: its steps, changed tensors, alerts, the budget's ledger when one
     guards the run, the checks of the run's first updates that fell in this segment
     (``update_gate``), and at the first segment of a run the gate of METHOD §5. The budget's
     time spent stays out of it: :func:`segment_volatile` holds it with the wall times."""
-    receipt = {
+    receipt: SegmentReceipt = {
         "run": spec.run,
         "arm": cfg.arm,
         "seed": cfg.seed,
@@ -330,7 +331,7 @@ def train_segment(
     log=print,
     budget: BudgetGuard | None = None,
     storage: tuple[StorageMonitor, int] | None = None,
-) -> dict[str, Any]:
+) -> SegmentReceipt:
     """Run ``spec.steps`` steps and write ``spec.out_dir``; return the segment receipt.
 
     With ``storage`` (a monitor and the checkpoint bytes the segment will write), the free disk
