@@ -22,27 +22,46 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Literal
+from enum import StrEnum
 
 from editcredit.sandbox.observations import ItemObservation
 from editcredit.sandbox.runners import matches
 
-Status = Literal[
-    "passed", "failed", "timeout", "error", "xfail", "xpass", "skipped", "incomplete", "missing"
-]
-VerdictKind = Literal["valid_1", "valid_0", "unresolved"]
+
+class Status(StrEnum):
+    """An expected id's status (the module's docstring says when each holds). Functions here
+    return the plain ``.value``, so reports hold the same strings."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    TIMEOUT = "timeout"
+    ERROR = "error"
+    XFAIL = "xfail"
+    XPASS = "xpass"
+    SKIPPED = "skipped"
+    INCOMPLETE = "incomplete"
+    MISSING = "missing"
+
+
+class VerdictKind(StrEnum):
+    """The kind of a run's verdict (METHOD §6); :class:`Verdict` holds the plain ``.value``."""
+
+    VALID_1 = "valid_1"  # resolved: every expected test passed, with complete evidence
+    VALID_0 = "valid_0"  # an independent witness of a failure (a FAILED call, a timeout)
+    UNRESOLVED = "unresolved"  # any other gap, or reports that cannot be trusted
+
 
 #: Worst first: a family's status is the worst status of its members.
 SEVERITY: dict[str, int] = {
-    "timeout": 8,
-    "failed": 7,
-    "error": 6,
-    "xpass": 5,
-    "xfail": 4,
-    "skipped": 3,
-    "incomplete": 2,
-    "missing": 1,
-    "passed": 0,
+    Status.TIMEOUT.value: 8,
+    Status.FAILED.value: 7,
+    Status.ERROR.value: 6,
+    Status.XPASS.value: 5,
+    Status.XFAIL.value: 4,
+    Status.SKIPPED.value: 3,
+    Status.INCOMPLETE.value: 2,
+    Status.MISSING.value: 1,
+    Status.PASSED.value: 0,
 }
 
 
@@ -56,24 +75,24 @@ def item_status(item: ItemObservation) -> str:
             by_when[phase.when] = phase
     setup, call, teardown = (by_when.get(w) for w in ("setup", "call", "teardown"))
     if setup is None:
-        return "incomplete"
+        return Status.INCOMPLETE.value
     if setup.outcome == "failed":
-        return "error"
+        return Status.ERROR.value
     if setup.outcome == "skipped":
-        return "xfail" if setup.wasxfail else "skipped"
+        return Status.XFAIL.value if setup.wasxfail else Status.SKIPPED.value
     if call is None:
-        return "incomplete"
+        return Status.INCOMPLETE.value
     if call.outcome == "failed":
-        return "xpass" if call.xpass_strict else "failed"
+        return Status.XPASS.value if call.xpass_strict else Status.FAILED.value
     if call.outcome == "skipped":
-        return "xfail" if call.wasxfail else "skipped"
+        return Status.XFAIL.value if call.wasxfail else Status.SKIPPED.value
     if call.wasxfail:
-        return "xpass"
+        return Status.XPASS.value
     if teardown is None:
-        return "incomplete"
+        return Status.INCOMPLETE.value
     if teardown.outcome != "passed":
-        return "error"
-    return "passed"
+        return Status.ERROR.value
+    return Status.PASSED.value
 
 
 def family_members(
@@ -125,14 +144,17 @@ def expected_statuses(
     for expected in expected_ids:
         members = family_members(expected, items, runner, aliases)
         statuses = [
-            (m.nodeid, "timeout" if m.nodeid in timed_out else item_status(m)) for m in members
+            (m.nodeid, Status.TIMEOUT.value if m.nodeid in timed_out else item_status(m))
+            for m in members
         ]
         statuses += [
-            (n, "timeout")
+            (n, Status.TIMEOUT.value)
             for n in sorted(timed_out)
             if n not in {m.nodeid for m in members} and n in _family_ids(expected, [n])
         ]
-        worst = max((s for _, s in statuses), key=SEVERITY.__getitem__, default="missing")
+        worst = max(
+            (s for _, s in statuses), key=SEVERITY.__getitem__, default=Status.MISSING.value
+        )
         not_run = any(p.xfail_not_run for m in members for p in m.phases)
         out[expected] = TestOutcome(expected, worst, statuses, not_run)
     return out
@@ -167,14 +189,14 @@ class Verdict:
     """The verdict of a finished run: valid 1, valid 0, or unresolved (None) with a reason.
     ``tampering``: unresolved because the test process's reports cannot be trusted."""
 
-    kind: VerdictKind
+    kind: str  # a VerdictKind value
     resolved: int | None
     reason: str
     tests: dict[str, TestOutcome]
     tampering: bool = False
 
 
-SENTINEL_WANT = {"must_pass": "passed", "must_fail": "failed"}
+SENTINEL_WANT = {"must_pass": Status.PASSED.value, "must_fail": Status.FAILED.value}
 
 
 def sentinel_problems(
@@ -185,8 +207,10 @@ def sentinel_problems(
     status = {i.nodeid: item_status(i) for i in items}
     problems = []
     for nodeid, role in sorted(roles.items()):
-        got = status.get(nodeid, "missing")
-        if got == SENTINEL_WANT[role] or (got in ("missing", "incomplete") and not complete):
+        got = status.get(nodeid, Status.MISSING.value)
+        if got == SENTINEL_WANT[role] or (
+            got in (Status.MISSING.value, Status.INCOMPLETE.value) and not complete
+        ):
             continue
         problems.append(f"sentinel that {role.replace('_', ' ')} reported {got}")
     return problems
@@ -207,31 +231,33 @@ def judge(
     ev = evidence or RunEvidence()
     expected = [*fail_to_pass, *pass_to_pass]
     if ev.collect_timeout:
-        tests = {i: TestOutcome(i, "timeout") for i in expected}
+        tests = {i: TestOutcome(i, Status.TIMEOUT.value) for i in expected}
     else:
         tests = expected_statuses(expected, items, ev.timed_out, runner, aliases)
     if ev.tampering:
-        return Verdict("unresolved", None, f"tampering: {'; '.join(ev.tampering)}", tests, True)
+        return Verdict(
+            VerdictKind.UNRESOLVED.value, None, f"tampering: {'; '.join(ev.tampering)}", tests, True
+        )
     if ev.collect_timeout:
         reason = "timeout: collection exceeded its limit, and did again on a rerun"
-        return Verdict("valid_0", 0, reason, tests)
-    failed = sorted(i for i, t in tests.items() if t.status == "failed")
-    timeouts = sorted(i for i, t in tests.items() if t.status == "timeout")
+        return Verdict(VerdictKind.VALID_0.value, 0, reason, tests)
+    failed = sorted(i for i, t in tests.items() if t.status == Status.FAILED.value)
+    timeouts = sorted(i for i, t in tests.items() if t.status == Status.TIMEOUT.value)
     if failed or timeouts:
         parts = [f"failed: {_short(failed)}"] if failed else []
         if timeouts:
             parts.append(f"timeout (reproduced alone): {_short(timeouts)}")
-        return Verdict("valid_0", 0, "; ".join(parts), tests)
-    gaps = sorted((i, t.status) for i, t in tests.items() if t.status != "passed")
+        return Verdict(VerdictKind.VALID_0.value, 0, "; ".join(parts), tests)
+    gaps = sorted((i, t.status) for i, t in tests.items() if t.status != Status.PASSED.value)
     if gaps:
         reason = "; ".join(f"{status}: {i}" for i, status in gaps[:5])
         if len(gaps) > 5:
             reason += f"; ... {len(gaps) - 5} more"
-        return Verdict("unresolved", None, reason, tests)
+        return Verdict(VerdictKind.UNRESOLVED.value, None, reason, tests)
     if not ev.complete:
         reason = "incomplete: the test process ended before its session finished"
-        return Verdict("unresolved", None, reason, tests)
-    return Verdict("valid_1", 1, "all expected tests passed", tests)
+        return Verdict(VerdictKind.UNRESOLVED.value, None, reason, tests)
+    return Verdict(VerdictKind.VALID_1.value, 1, "all expected tests passed", tests)
 
 
 def _short(ids: list[str], limit: int = 5) -> str:
