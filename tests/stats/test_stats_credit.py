@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import pytest
 
-from editcredit.stats.credit import NOT_QUERIED, credit_diagnostics
+from editcredit.stats.credit import NOT_QUERIED, CreditCounts, credit_diagnostics
 
 
 def ledger(rows) -> pd.DataFrame:
@@ -58,3 +58,11 @@ def test_ledgers_without_the_parts_count_them_as_unknown():
 def test_an_arm_without_credit_has_zero_queries():
     out = credit_diagnostics({"O-s1": ledger([])}, {"O-s1": METRICS})
     assert out["queries"] == 0 and out["moved_by_both"] is None
+
+
+def test_the_counts_hold_the_records_keys():
+    for out in (
+        credit_diagnostics({"M-s1": ledger(ROWS)}, {"M-s1": METRICS}),
+        credit_diagnostics({"O-s1": ledger([])}, {}),
+    ):
+        assert list(out) == list(CreditCounts.__annotations__)

@@ -11,7 +11,7 @@ written before the parts of D were recorded count their parts as unknown, never 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 import pandas as pd
@@ -22,13 +22,29 @@ from editcredit.records import CreditReason
 NOT_QUERIED = CreditReason.NOT_QUERIED.value
 
 
+class CreditCounts(TypedDict):
+    """Where one arm's credit went: counts over its runs' credit ledgers (the module docstring).
+    The ``moved_by_*`` counts are None when a ledger predates the parts of D."""
+
+    queries: int  # counterfactual queries sent (not those the rate held back)
+    available: int  # ... that gave a D
+    positive: int  # ... with D > 0
+    negative: int  # ... with D < 0
+    zero: int  # ... with D = 0
+    scale_capped: int  # ... whose scale s < 1 (the per-token credit was clipped to c)
+    moved_by_fail_to_pass: int | None  # non-zero D moved by dY or dF alone
+    moved_by_pass_to_pass: int | None  # ... by dG alone
+    moved_by_both: int | None  # ... by both
+    loss_masked_share: float | None  # share of valid tokens the trust region masked
+
+
 def credit_diagnostics(
     credit_by_run: Mapping[str, pd.DataFrame], metrics_by_run: Mapping[str, pd.DataFrame]
-) -> dict[str, Any]:
+) -> CreditCounts:
     """The counts of one arm, pooled over its runs (see the module docstring)."""
     frames = [f for f in credit_by_run.values() if len(f)]
     ledger = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    out: dict[str, Any] = {
+    out: CreditCounts = {
         "queries": 0,
         "available": 0,
         "positive": 0,
