@@ -1,5 +1,5 @@
-"""The row of slots.parquet: the record's keys are the schema's columns and what
-``slots_rows`` writes."""
+"""The rows of slots.parquet and of the evaluation trajectory files: each record's keys are its
+schema's columns (and what ``slots_rows`` writes)."""
 
 from __future__ import annotations
 
@@ -21,3 +21,9 @@ def test_a_slot_row_is_the_schemas_columns_and_what_slots_rows_writes(tmp_path):
     path = tmp_path / "slots.parquet"
     write_slots_parquet(rows, path, {})
     assert pq.read_schema(path).names == list(SlotRow.__annotations__)
+
+
+def test_an_eval_trajectory_row_is_its_files_columns():
+    from editcredit.evaluation.attempts import EVAL_TRAJECTORY_SCHEMA, EvalTrajectoryRow
+
+    assert list(EvalTrajectoryRow.__annotations__) == EVAL_TRAJECTORY_SCHEMA.names

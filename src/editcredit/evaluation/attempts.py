@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 from editcredit.agent.environments import EnvironmentMaker
 from editcredit.agent.reward import RewardComponents
 from editcredit.agent.rollout import RolloutConfig, run_episodes
-from editcredit.agent.trajectory import TRAJECTORY_SCHEMA, trajectory_row
+from editcredit.agent.trajectory import TRAJECTORY_SCHEMA, TrajectoryRow, trajectory_row
 from editcredit.audit.hashing import sha256_text
 from editcredit.data.task import Task
 from editcredit.evaluation.ledger import AttemptKind
@@ -34,6 +34,14 @@ from editcredit.grading.grader import GradingReport, grade_patch
 EVAL_TRAJECTORY_SCHEMA = TRAJECTORY_SCHEMA.append(pa.field("sample", pa.int16())).append(
     pa.field("attempt", pa.int16())
 )
+
+
+class EvalTrajectoryRow(TrajectoryRow):
+    """One row of an evaluation trajectory file (:data:`EVAL_TRAJECTORY_SCHEMA`): a trajectory
+    (ungraded: its grading is the slot file's) and the slot attempt that played it."""
+
+    sample: int  # the slot's sample index
+    attempt: int  # the attempt's index at the slot
 
 
 def now() -> str:
@@ -124,7 +132,7 @@ def generate_batch(
             )
             for j, k in zip(jobs, keys, strict=True)
         ]
-    rows = []
+    rows: list[EvalTrajectoryRow] = []
     for job, episode in zip(jobs, episodes, strict=True):
         fmt = any(t.kind == "format_error" for t in episode.env.turns)
         ungraded = RewardComponents(None, int(fmt), None, None, False)
@@ -177,7 +185,7 @@ def _new_file(directory: Path, stem: str) -> Path:
     return path
 
 
-def _write_rows(rows: list[dict[str, Any]], path: Path) -> None:
+def _write_rows(rows: list[EvalTrajectoryRow], path: Path) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     pq.write_table(pa.Table.from_pylist(rows, schema=EVAL_TRAJECTORY_SCHEMA), tmp)
     tmp.replace(path)
