@@ -13,10 +13,11 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from editcredit.config import bound_violation, schema_of
+from editcredit.records import ARM_NAMES
 from editcredit.settings import RUN_FIELDS, GrpoSettings
 
 LOSS_AGGREGATION_NAMES = tuple(schema_of("training.grpo.loss_aggregation")["enum"])
-ARMS = ("O", "B", "M", "E")
+ARMS = ARM_NAMES  # the arms of editcredit.records, defined there once
 
 #: Where each field's bounds are declared: ``training.grpo.<field>``, and for the run's own
 #: fields the keys they come from (the arm and the seed have none there).
