@@ -74,3 +74,9 @@ def _parquet(rows, schema) -> bytes:
     buffer = io.BytesIO()
     pq.write_table(pa.Table.from_pylist(rows, schema=schema), buffer, compression="zstd")
     return buffer.getvalue()
+
+
+def test_the_figures_colour_each_arm():
+    from editcredit.report.figures import ARM_COLORS
+
+    assert tuple(ARM_COLORS) == ARM_NAMES

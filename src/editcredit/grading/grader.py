@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 from editcredit.audit.hashing import sha256_text
 from editcredit.data.task import Task
 from editcredit.grading.utility import training_score
-from editcredit.grading.verdicts import RunEvidence, judge, sentinel_problems
+from editcredit.grading.verdicts import RunEvidence, VerdictKind, judge, sentinel_problems
 from editcredit.sandbox.base import Sandbox, SandboxReport, grade_selected, observe_selected
 
 ReportVerdict = Literal["valid_1", "valid_0", "unresolved", "empty_patch", "patch_does_not_apply"]
@@ -147,7 +147,7 @@ def _judge(
     Y = F = G = U = None
     if weights is not None and not verdict.tampering:  # forged reports: nothing can be read
         score = training_score(task.FAIL_TO_PASS, task.PASS_TO_PASS, verdict.tests, *weights)
-        if verdict.kind != "valid_1" and score.Y:  # every expected id passed, run incomplete
+        if verdict.kind != VerdictKind.VALID_1 and score.Y:  # all expected passed, run incomplete
             score = replace(score, Y=0, U=score.U - 1)
         Y, F, G, U = score.Y, score.F, score.G, score.U
     reason = verdict.reason

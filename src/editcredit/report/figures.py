@@ -28,6 +28,7 @@ import numpy as np  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
 from editcredit.layout import parse_run  # noqa: E402
+from editcredit.records import Arm  # noqa: E402
 
 __all__ = [
     "bootstrap_figure",
@@ -40,7 +41,12 @@ __all__ = [
 ]
 
 Record = Mapping[str, Any]
-ARM_COLORS = {"O": "#6e6e6e", "B": "#1f77b4", "M": "#d62728", "E": "#2ca02c"}
+ARM_COLORS = {
+    Arm.O.value: "#6e6e6e",
+    Arm.B.value: "#1f77b4",
+    Arm.M.value: "#d62728",
+    Arm.E.value: "#2ca02c",
+}
 SEED_STYLES = ("-", "--", ":", "-.")
 
 
