@@ -147,7 +147,14 @@ def test_the_segment_receipt_holds_the_records_keys(tmp_path):
     spec = SegmentSpec("O-s1", 2, 2, tmp_path / "model", tmp_path / "state", tmp_path / "out")
     receipt = segment_receipt(spec, cfg, [], [{"alerts": "[]"}], 1, torch.device("cpu"))
     assert list(receipt) == sorted(SegmentReceipt.__required_keys__, key=keys(SegmentReceipt).index)
-    # the keys the training job adds are the record's optional keys
-    source = (Path(__file__).parents[2] / "src/editcredit/rl/train_job.py").read_text()
-    added = set(re.findall(r'receipt\["(\w+)"\] =', source))
+    # the keys the segment and the training job add are the record's optional keys
+    src = Path(__file__).parents[2] / "src/editcredit"
+    writers = [
+        "rl/segment.py",
+        "rl/train_job.py",
+        "jobs/train_segment.py",
+        "jobs/control_replay.py",
+    ]
+    sources = [(src / w).read_text() for w in writers if (src / w).exists()]
+    added = {k for text in sources for k in re.findall(r'receipt\["(\w+)"\] =', text)}
     assert added and added <= SegmentReceipt.__optional_keys__
