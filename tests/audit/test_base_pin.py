@@ -126,7 +126,14 @@ def _train(previous: str, config):
         controls=None,
         out_dir="runs/M-s42/step_2",
     )
-    return train_segment_job(job, job_settings(SegmentSettings), gpus=0, threads=1, config=config)
+    return train_segment_job(
+        job,
+        job_settings(SegmentSettings),
+        gpus=0,
+        threads=1,
+        config=config,
+        models=config["models"],
+    )
 
 
 def _control(base: str, config):
@@ -141,7 +148,12 @@ def _control(base: str, config):
         out="results/training/control/s42.parquet",
     )
     return control_replay_job(
-        job, job_settings(ControlReplaySettings), gpus=0, threads=1, config=config
+        job,
+        job_settings(ControlReplaySettings),
+        gpus=0,
+        threads=1,
+        config=config,
+        models=config["models"],
     )
 
 
@@ -151,7 +163,7 @@ def _evaluate(model_dir: str, config):
 
     job = eval_files(model_dir, "data/frozen/none/tasks.parquet", model="base")
     settings = job_settings(EvalModelSettings)
-    return eval_model_job(job, settings, gpus=0, threads=1, config=config)
+    return eval_model_job(job, settings, gpus=0, threads=1, config=config, models=config["models"])
 
 
 def _audit(base: str, config):
@@ -167,6 +179,7 @@ def _audit(base: str, config):
         2,
         {"chunk_mib": 1},
         config,
+        models=config["models"],
     )
 
 

@@ -130,5 +130,7 @@ def test_budgets_and_values_from_the_settings_tree_are_the_config_s():
         assert ctx.budget(name) == config["budgets"][name]
     assert ctx.study_budget("no-such-study") is None
     assert ctx.settings.training.health.to_dict() == config["training"]["health"]
+    for name, cfg in config["models"].items():  # the pins guard_base reads
+        assert ctx.models()[name].get("receipt_sha256") == cfg.get("receipt_sha256")
     for suite, cfg in config["suites"].items():
         assert ctx.settings.suites[suite].manifest_sha256 == cfg["manifest_sha256"]

@@ -100,10 +100,12 @@ def audit_params_job(
     endpoint_step: int,
     audit_cfg: dict[str, Any],
     config: Any,
+    models: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Audit one checkpoint and write its JSON; raise ``AuditFailed`` on any failure (a base
-    that differs from its receipt or pin raises ``BaseDrifted`` before anything is compared)."""
-    models = config.get("models") if isinstance(config, Mapping) else None
+    that differs from its receipt or the pin of ``models``, the configured models, raises
+    ``BaseDrifted`` before anything is compared). ``config`` is hashed into the provenance
+    block, never read."""
     base_check = guard_base(base_model, models)
     step = int(step)
     chunk = int(audit_cfg.get("chunk_mib", CHUNK_BYTES >> 20)) << 20

@@ -182,9 +182,12 @@ def eval_model_job(
     load_policy_fn: Callable[[], tuple[Any, Any]] | None = None,
     storage: Mapping[str, Any] | None = None,
     budget: Mapping[str, Any] | None = None,
+    models: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Evaluate ``job.model`` on ``job.evalset`` as planned; write every slot file and the
-    tables. ``settings`` is what the job reads of the config (rule eval_model's params).
+    tables. ``settings`` is what the job reads of the config (rule eval_model's params);
+    ``models`` the configured models, whose ``receipt_sha256`` pins a base model evaluated;
+    ``config`` is hashed into the provenance block, never read.
 
     ``storage`` is the floor of config ``training.health`` (``min_free_disk_gb``,
     ``min_free_inodes``): the free disk and inodes of the output's file system are read before
@@ -206,7 +209,6 @@ def eval_model_job(
     """
     model, evalset, model_dir = job.model, job.evalset, job.model_dir
     # a base is checked against its receipt (and the config's pin) before anything reads it
-    models = config.get("models") if isinstance(config, Mapping) else None
     base_check = guard_base(model_dir, models)
     plan = read_slice(job.plan, model, evalset)
     if Path(plan.first("model_dir")) != Path(model_dir):

@@ -19,6 +19,7 @@ def _call(sm: Any, _settings: None, ctx: JobContext) -> None:
         endpoint_step=sm.params.endpoint_step,
         audit_cfg=sm.params.cfg,
         config=ctx.provenance_config,
+        models=ctx.models(),
     )
 
 

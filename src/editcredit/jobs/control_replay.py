@@ -29,6 +29,7 @@ def _call(job: ControlReplayJob, settings: ControlReplaySettings, ctx: JobContex
         threads=ctx.threads,
         config=ctx.provenance_config,
         budget=ctx.budget("run"),
+        models=ctx.models(),
     )
 
 

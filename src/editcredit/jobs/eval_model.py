@@ -33,6 +33,7 @@ def _call(job: EvalModelJob, settings: EvalModelSettings, ctx: JobContext) -> No
         # cap reruns nothing)
         storage=ctx.settings.training.health.to_dict(),
         budget=ctx.budget("evaluation"),
+        models=ctx.models(),
     )
 
 

@@ -40,8 +40,8 @@ class JobContext:
     ``provenance_config`` is the configuration as Snakemake loaded it: result files hash it into
     their provenance block and identity receipts record it (``editcredit.audit.provenance``); no
     job reads a value from it. Values a job reads come through its settings record or, for what
-    must not rerun a job when it changes (budgets, the storage floor, a prune's k), through
-    :attr:`settings`, the typed tree built here from the same configuration.
+    must not rerun a job when it changes (budgets, the storage floor, a prune's k, the models'
+    pins), through :attr:`settings`, the typed tree built here from the same configuration.
     """
 
     rule: str
@@ -55,6 +55,11 @@ class JobContext:
         from editcredit.settings import Settings
 
         return Settings.from_config(self.provenance_config)
+
+    def models(self) -> dict[str, dict[str, Any]]:
+        """The configured models (``models``), whose ``receipt_sha256`` pins each base model
+        (``editcredit.audit.base_pin.guard_base``: checked before a job reads a base)."""
+        return {name: model.to_dict() for name, model in self.settings.models.items()}
 
     def budget(self, name: str) -> dict[str, Any]:
         """The caps of ``budgets.<name>`` (``run``, ``evaluation``, ``base_model``)."""

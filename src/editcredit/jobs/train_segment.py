@@ -30,6 +30,7 @@ def _call(job: SegmentJob, settings: SegmentSettings, ctx: JobContext) -> None:
         threads=ctx.threads,
         config=ctx.provenance_config,
         budget=ctx.budget("run"),
+        models=ctx.models(),
     )
 
 

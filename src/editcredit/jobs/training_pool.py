@@ -27,6 +27,7 @@ def _call(job: PoolJob, settings: PoolJobSettings, ctx: JobContext) -> None:
         gpus=ctx.gpus,
         threads=ctx.threads,
         config=ctx.provenance_config,
+        models=ctx.models(),
     )
 
 

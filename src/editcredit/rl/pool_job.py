@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -73,10 +74,13 @@ def training_pool_job(
     *,
     gpus: int,
     threads: int,
-    config: dict[str, Any],
+    config: Mapping[str, Any],
+    models: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Rule training_pool: the candidates, the screen (when ``pool_screen.samples``) and the
-    pool, with a receipt naming the base policy that screened them."""
+    pool, with a receipt naming the base policy that screened them. ``models`` are the
+    configured models (their ``receipt_sha256`` pins the screening base); ``config`` is hashed
+    into the provenance block, never read."""
     started = time.monotonic()
     quarantine = dict(settings.quarantine or {})
     eligible = training_tasks(job.tasks, job.controls, quarantine)
@@ -90,7 +94,7 @@ def training_pool_job(
     # it holds): nothing to choose, nothing to play
     screened = bool(screen.samples) and 0 < size < len(eligible)
     if screened:
-        base_check = guard_base(job.base_model, config.get("models"))
+        base_check = guard_base(job.base_model, models)
         ids = screen_candidates([t.instance_id for t in eligible], screen.candidates)
         by_id = {t.instance_id: t for t in eligible}
         print(f"training pool: the base policy plays {screen.samples} episodes of {len(ids)} tasks")

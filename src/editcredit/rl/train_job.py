@@ -203,20 +203,79 @@ def pool_tasks(tasks: list, size: int, pool_file: str | None = None) -> list:
     return [t for t in tasks if t.instance_id in chosen]
 
 
+@dataclass(frozen=True)
+class RolloutSetup:
+    """What a job that plays the training pool with rollout workers sets up before it plays
+    (train_segment and control_replay alike): the base's check against its receipt and pin,
+    the bound device, the quarantine, the pool and the workers' settings (the pool's recorded
+    gold times among them)."""
+
+    model_dir: str
+    base_check: dict[str, Any] | None
+    device: torch.device
+    quarantine: dict[str, str]
+    pool: list
+    worker_kwargs: dict[str, Any]
+
+    def start_workers(self, ray: Mapping[str, Any]) -> tuple[dict[str, Any], Any]:
+        """The grader's identity (read when the job starts) and the rollout workers."""
+        grader = grader_identity(self.worker_kwargs["sandbox_cfg"])
+        return grader, make_workers(dict(ray), self.worker_kwargs)
+
+    def record(self, receipt: dict[str, Any], pool_size: int) -> dict[str, str]:
+        """Add the quarantine, the pool and the base check to ``receipt``; return the input
+        hashes the check already computed (for the provenance block)."""
+        if self.quarantine:
+            receipt["quarantined"] = self.quarantine
+        if pool_size:
+            receipt["pool"] = sorted(t.instance_id for t in self.pool)
+        if self.base_check is None:
+            return {}
+        receipt["base_check"] = self.base_check
+        return {self.model_dir: self.base_check["directory_sha256"]}
+
+
+def rollout_setup(
+    model_dir: str,
+    files: SegmentJob | ControlReplayJob,
+    settings: SegmentSettings | ControlReplaySettings,
+    *,
+    gpus: int,
+    threads: int,
+    models: Mapping[str, Mapping[str, Any]] | None,
+    check_base: bool = True,
+) -> RolloutSetup:
+    """A base (``check_base``) is checked against its receipt and the pin of ``models``
+    before anything reads it; then the job's device is bound and its pool chosen from the
+    eligible tasks (``files.pool``, or the first ``pool_size``)."""
+    base_check = guard_base(model_dir, models) if check_base else None
+    device = job_device(gpus, threads)
+    quarantine = dict(settings.quarantine or {})
+    eligible = training_tasks(files.tasks, files.controls, quarantine)
+    pool = pool_tasks(eligible, settings.pool_size, files.pool)
+    gold = pool_gold_times(files.gold_times, pool)
+    kwargs = rollout_worker_kwargs(model_dir, settings, device, gold)
+    return RolloutSetup(model_dir, base_check, device, quarantine, pool, kwargs)
+
+
 def train_segment_job(
     job: SegmentJob,
     settings: SegmentSettings,
     *,
     gpus: int,
     threads: int,
-    config: dict[str, Any],
+    config: Mapping[str, Any],
     budget: Mapping[str, Any] | None = None,
+    models: Mapping[str, Mapping[str, Any]] | None = None,
     gate_dir: str = "logs/gates",
     budget_dir: str = "logs/budgets",
 ) -> dict[str, Any]:
     """Rule train_segment: k GRPO steps of ``job.run`` from ``job.previous``. ``settings`` is
     what the job reads of the config (the rule's params); ``budget`` is config ``budgets.run``
-    (read at job start, not a param: a changed cap does not rerun finished segments)."""
+    (read at job start, not a param: a changed cap does not rerun finished segments);
+    ``models`` the configured models, whose ``receipt_sha256`` pins a base (the first segment's
+    start is checked against it); ``config`` is hashed into the provenance block and recorded
+    in the identity receipt, never read."""
     run, step, previous, out_dir = job.run, job.step, job.previous, job.out_dir
     tasks_path, controls_path = job.tasks, job.controls
     name = parse_run(run)
@@ -226,11 +285,16 @@ def train_segment_job(
     start_state = previous if step > k else None
     start_model = str(Path(previous) / "model") if start_state else previous
     # a base is checked against its receipt (and the config's pin) before anything reads it
-    base_check = None if start_state else guard_base(start_model, config.get("models"))
-    device = job_device(gpus, threads)
-    quarantine = dict(settings.quarantine or {})
-    eligible = training_tasks(tasks_path, controls_path, quarantine)
-    pool = pool_tasks(eligible, settings.pool_size, job.pool)
+    setup = rollout_setup(
+        start_model,
+        job,
+        settings,
+        gpus=gpus,
+        threads=threads,
+        models=models,
+        check_base=not start_state,
+    )
+    device, pool = setup.device, setup.pool
     spec = SegmentSpec(
         run=run,
         start_step=step - k,
@@ -240,16 +304,12 @@ def train_segment_job(
         out_dir=Path(out_dir),
     )
     print(f"{run}: steps {step - k + 1}..{step} on {device}, {len(pool)} training tasks")
-    gold = pool_gold_times(job.gold_times, pool)
-    worker_kwargs = rollout_worker_kwargs(start_model, settings, device, gold)
     health = settings.health.to_dict()
     monitor = segment_monitor(out_dir, health, run, step)
     storage = check_storage(monitor, start_model)
     guard = run_budget_guard(run, budget, start_state, gpus, budget_dir)
     earlier_seconds = earlier_run_seconds(start_state)
-    grader = grader_identity(worker_kwargs["sandbox_cfg"])
-    workers = make_workers(settings.ray.to_dict(), worker_kwargs)
-    health = settings.health.to_dict()
+    grader, workers = setup.start_workers(settings.ray.to_dict())
     try:
         receipt = train_segment(
             spec,
@@ -273,14 +333,7 @@ def train_segment_job(
     receipt["storage"] = {k: v for k, v in storage.items() if k != "free_bytes"}
     volatile["storage"] = {"free_bytes": storage["free_bytes"]}
     volatile["run_seconds"] = run_seconds(earlier_seconds, volatile["steps"])
-    if quarantine:
-        receipt["quarantined"] = quarantine
-    if settings.pool_size:
-        receipt["pool"] = sorted(t.instance_id for t in pool)
-    known = {}
-    if base_check is not None:
-        receipt["base_check"] = base_check
-        known[start_model] = base_check["directory_sha256"]
+    known = setup.record(receipt, settings.pool_size)
     gate = receipt.get("first_segment_gate")
     if gate is not None and not gate["passed"]:
         failed = _gate_receipt(gate_dir, run, {**receipt, "volatile": volatile})
@@ -315,8 +368,9 @@ def control_replay_job(
     *,
     gpus: int,
     threads: int,
-    config: dict[str, Any],
+    config: Mapping[str, Any],
     budget: Mapping[str, Any] | None = None,
+    models: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Rule control_replay: the base policy on seed ``job.seed``'s draws of steps 1..endpoint
     (``rl.control``); writes the rollouts (``job.out``), a receipt beside them, and the
@@ -324,24 +378,18 @@ def control_replay_job(
     The control is a run: ``budget`` (config ``budgets.run``, read at job start, not a param)
     caps it as it caps a training run, checked before each replayed step; a cap crossed stops
     it with a receipt under ``logs/budgets/`` and no rollouts. Its spend is in the receipt
-    (``budget``)."""
+    (``budget``). ``models`` and ``config`` as for :func:`train_segment_job`."""
     seed, base_model, out = int(job.seed), job.base_model, job.out
     tasks_path, controls_path = job.tasks, job.controls
     cfg = run_config(settings.grpo, settings.agent.temperature, "O", seed)
     steps = int(settings.endpoint_step)
-    base_check = guard_base(base_model, config.get("models"))
-    device = job_device(gpus, threads)
-    quarantine = dict(settings.quarantine or {})
-    eligible = training_tasks(tasks_path, controls_path, quarantine)
-    pool = pool_tasks(eligible, settings.pool_size, job.pool)
+    setup = rollout_setup(base_model, job, settings, gpus=gpus, threads=threads, models=models)
+    device, pool = setup.device, setup.pool
     run = control_run_name(int(seed))
     print(f"{run}: the base policy on steps 1..{steps} on {device}, {len(pool)} training tasks")
-    gold = pool_gold_times(job.gold_times, pool)
-    worker_kwargs = rollout_worker_kwargs(base_model, settings, device, gold)
     started = time.monotonic()
     guard = job_guard(run, budget, "config budgets.run", gpus=int(gpus))
-    grader = grader_identity(worker_kwargs["sandbox_cfg"])
-    workers = make_workers(settings.ray.to_dict(), worker_kwargs)
+    grader, workers = setup.start_workers(settings.ray.to_dict())
     try:
         rows = replay_control(cfg, steps, pool, workers, budget=guard)
         where = workers.describe()
@@ -363,14 +411,7 @@ def control_replay_job(
         "grader": grader,
     }
     receipt["budget"], timed = split_ledger(guard.ledger())
-    if quarantine:
-        receipt["quarantined"] = quarantine
-    if settings.pool_size:
-        receipt["pool"] = sorted(t.instance_id for t in pool)
-    known = {}
-    if base_check is not None:
-        receipt["base_check"] = base_check
-        known[base_model] = base_check["directory_sha256"]
+    known = setup.record(receipt, settings.pool_size)
     inputs = [base_model, tasks_path] + ([controls_path] if controls_path else [])
     inputs += [job.pool] if job.pool else []
     # not the gold-times directory: its records hold wall-clock seconds, which would make
