@@ -31,7 +31,7 @@ rule render_tables:
         out_dir=lambda wc, output: str(Path(output[0]).parent),
         benchmark_root=layout.BENCHMARKS,
     script:
-        "../scripts/report_tables.py"
+        "../scripts/render_tables.py"
 
 
 rule figures:
@@ -62,7 +62,7 @@ rule figures:
     params:
         main=SETTINGS.stats.main,
     script:
-        "../scripts/report_figures.py"
+        "../scripts/figures.py"
 
 
 rule paper:
@@ -90,4 +90,4 @@ rule paper:
         latexmk=SETTINGS.paper.latexmk,
         build_dir="build/paper",
     script:
-        "../scripts/paper_build.py"
+        "../scripts/paper.py"

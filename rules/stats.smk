@@ -22,7 +22,7 @@ rule evalset_scores:
     params:
         n_samples=lambda wc: PLAN.evalset_samples(wc.evalset),
     script:
-        "../scripts/stats_scores.py"
+        "../scripts/evalset_scores.py"
 
 
 rule paired:
@@ -50,7 +50,7 @@ rule paired:
         bootstrap=SETTINGS.stats.bootstrap.to_dict(),
         histogram_bins=SETTINGS.stats.histogram_bins,
     script:
-        "../scripts/stats_paired.py"
+        "../scripts/paired.py"
 
 
 rule compare:
@@ -72,7 +72,7 @@ rule compare:
     params:
         gate=SETTINGS.stats.gate.to_dict(),
     script:
-        "../scripts/stats_compare.py"
+        "../scripts/compare.py"
 
 
 rule training_analysis:
@@ -99,4 +99,4 @@ rule training_analysis:
         bootstrap=SETTINGS.stats.bootstrap.to_dict(),
         controls=lambda wc: PLAN.arm_control_replays(wc.arm),
     script:
-        "../scripts/stats_training.py"
+        "../scripts/training_analysis.py"

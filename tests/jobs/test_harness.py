@@ -40,6 +40,11 @@ def test_every_rule_with_a_script_has_its_job_module_named_after_it():
         assert isinstance(job, Job) and job.rule == rule
 
 
+def test_every_rule_runs_the_script_named_after_it():
+    renamed = {rule: script for rule, script in rules_with_scripts().items() if rule != script}
+    assert not renamed, f"rules whose script is not scripts/<rule>.py: {renamed}"
+
+
 def test_every_job_module_is_a_rule():
     modules = {p.stem for p in (ROOT / "src/editcredit/jobs").glob("*.py")}
     assert modules - {"__init__", "harness"} == set(rules_with_scripts())
