@@ -25,6 +25,17 @@ peak memory against the budget. And one policy update of the training job's micr
 (8 sequences of 2,048 tokens, fp32 weights under bf16 autocast) against its estimate.
 
     python benchmarks/bench_gpu_generation.py --eval-job [--episodes 512] [--out DIR]
+        [--phases] [--max-graphs N] [--no-graph]
+
+``--phases`` records the process's whole device memory at each phase of that job (CUDA context
+created, model loaded, first prefill, each CUDA graph captured, steady decode, end): the card's
+used memory from ``torch.cuda.mem_get_info`` less what the card used before this process made
+its context (the process is alone on the card), and the process's own line of ``nvidia-smi
+--query-compute-apps``, beside the allocator's reserved and peak allocated bytes; what lies
+outside the allocator is their difference. ``--max-graphs`` bounds the captured sizes the
+generator keeps (``FastGenerator.max_cached``), ``--no-graph`` decodes eagerly, so the cost of
+the graphs shows; the environment (``CUDA_MODULE_LOADING``, ``CUBLAS_WORKSPACE_CONFIG``) is
+recorded with the phases.
 """
 
 from __future__ import annotations
@@ -32,6 +43,8 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
+import subprocess
 import time
 from pathlib import Path
 
@@ -237,6 +250,53 @@ def hbm_bandwidth() -> float:
     return next((bw for key, bw in HBM_BYTES_PER_S.items() if key in name), float("nan"))
 
 
+MIB = 2**20
+
+
+def _smi(*args: str) -> list[str]:
+    """``nvidia-smi`` lines of a CSV query without header or units ([] without the tool)."""
+    try:
+        cmd = ["nvidia-smi", *args, "--format=csv,noheader,nounits"]
+        return subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.splitlines()
+    except (OSError, subprocess.CalledProcessError):
+        return []
+
+
+class PhaseLog:
+    """The process's whole device memory at each phase of a job (see ``--phases``)."""
+
+    def __init__(self) -> None:
+        self.before_mib = float("nan")  # the card's used memory before this process's context
+        lines = _smi("--query-gpu=memory.used", "-i", "0")
+        if lines:
+            self.before_mib = float(lines[0])
+        self.rows: list[dict] = []
+
+    def mark(self, phase: str, **extra) -> None:
+        torch.cuda.synchronize()
+        free, total = torch.cuda.mem_get_info()
+        process = (total - free) / MIB - self.before_mib
+        smi = float("nan")
+        for line in _smi("--query-compute-apps=pid,used_memory"):
+            pid, used = (x.strip() for x in line.split(","))
+            if pid == str(os.getpid()):
+                smi = float(used)
+        reserved = torch.cuda.memory_reserved() / MIB
+        row = {
+            "phase": phase,
+            "process_mib": round(process, 1),
+            "nvidia_smi_mib": smi,
+            "reserved_mib": round(reserved, 1),
+            "allocated_mib": round(torch.cuda.memory_allocated() / MIB, 1),
+            "max_allocated_mib": round(torch.cuda.max_memory_allocated() / MIB, 1),
+            "max_reserved_mib": round(torch.cuda.max_memory_reserved() / MIB, 1),
+            "outside_allocator_mib": round(process - reserved, 1),
+            **extra,
+        }
+        self.rows.append(row)
+        print(json.dumps(row), flush=True)
+
+
 def eval_turns(episodes: int, seed: int = 0) -> list[list[list[int]]]:
     """Each turn's prompts of ``episodes`` episodes: a first prompt of 300-600 tokens, then
     the reply (64) and an observation (40-160) a turn, an episode ending at random (a third
@@ -255,8 +315,31 @@ def eval_turns(episodes: int, seed: int = 0) -> list[list[list[int]]]:
     return turns
 
 
-def bench_eval_job(episodes: int, batch: int = 128, new: int = 64) -> dict:
+def bench_eval_job(
+    episodes: int,
+    batch: int = 128,
+    new: int = 64,
+    phases: bool = False,
+    max_graphs: int | None = None,
+    use_graph: bool | None = None,
+) -> dict:
     """One evaluation job's generation inside its declared budget (see the module doc)."""
+    log = PhaseLog() if phases and DEVICE == "cuda" else None
+    if log is not None:
+        torch.cuda.init()
+        torch.zeros(1, device=DEVICE)
+        log.mark("cuda context")
+        capture = FastGenerator._capture
+
+        def logged_capture(self: FastGenerator, slot) -> None:
+            capture(self, slot)
+            d = slot.decoder
+            log.mark(
+                f"graph captured {d.batch}x{d.max_len}",
+                graphs_kept=len(self._slots) + 1,
+            )
+
+        FastGenerator._capture = logged_capture
     model = build("tiny-large", vocab=2048).to(DEVICE, DTYPE).eval()
     shape = gpu_memory.ModelShape.from_hf_config(model.config.to_dict())
     declared = gpu_memory.job_mb(shape, gpu_memory.GpuJob(batch, 2048, new, "fast"))
@@ -265,7 +348,11 @@ def bench_eval_job(episodes: int, batch: int = 128, new: int = 64) -> dict:
         total = torch.cuda.get_device_properties(0).total_memory
         torch.cuda.set_per_process_memory_fraction(budget / total, 0)
         torch.cuda.reset_peak_memory_stats()
-    fast = FastGenerator(model, -1, 0, compile=False, memory_budget=budget)
+    if log is not None:
+        log.mark("model loaded")
+    fast = FastGenerator(model, -1, 0, use_graph, compile=False, memory_budget=budget)
+    if max_graphs is not None:
+        fast.max_cached = max_graphs
     bandwidth = hbm_bandwidth()
     weights = shape.parameters * 2  # bf16, each read once a step (q/k/v and gate/up fused)
     rows_out, t_all, t_decode, t_bound, new_tokens = [], 0.0, 0.0, 0.0, 0
@@ -273,6 +360,8 @@ def bench_eval_job(episodes: int, batch: int = 128, new: int = 64) -> dict:
         for turn, prompts in enumerate(eval_turns(min(batch, episodes - start), seed=start)):
             seed = 1000 * start + turn
             _, t_one = timed(lambda p=prompts, s=seed: fast.generate(p, 1, 1.0, s))
+            if log is not None and start == 0 and turn == 0:
+                log.mark("first prefill")
             outs, t = timed(lambda p=prompts, s=seed: fast.generate(p, new, 1.0, s))
             width = max(map(len, prompts))
             rows = gpu_memory.bucket_rows(len(prompts))
@@ -297,6 +386,11 @@ def bench_eval_job(episodes: int, batch: int = 128, new: int = 64) -> dict:
                     "step_vs_bound": round(step_s / bound_s, 1),
                 }
             )
+        if log is not None and start == 0:
+            log.mark("steady decode (first batch done)")
+    if log is not None:
+        log.mark("end")
+        FastGenerator._capture = capture
     res = {
         "parameters": shape.parameters,
         "episodes": episodes,
@@ -316,6 +410,18 @@ def bench_eval_job(episodes: int, batch: int = 128, new: int = 64) -> dict:
         res["peak_allocated_mib"] = torch.cuda.max_memory_allocated() / 2**20
         res["peak_reserved_mib"] = torch.cuda.max_memory_reserved() / 2**20
         res["kept_buckets"] = [list(k) for k in fast._slots]
+    if log is not None:
+        del fast
+        gc.collect()
+        torch.cuda.empty_cache()
+        log.mark("generator freed, cache emptied")
+        env = ("CUDA_MODULE_LOADING", "CUBLAS_WORKSPACE_CONFIG", "PYTORCH_CUDA_ALLOC_CONF")
+        res["environment"] = {k: os.environ.get(k) for k in env}
+        res["max_graphs"] = max_graphs
+        res["use_graph"] = use_graph
+        res["card_used_before_mib"] = log.before_mib
+        res["phases"] = log.rows
+        res["peak_process_mib"] = max(r["process_mib"] for r in log.rows)
     return res
 
 
@@ -369,18 +475,25 @@ def main() -> None:
     )
     ap.add_argument("--eval-job", action="store_true", help="one evaluation job, see above")
     ap.add_argument("--episodes", type=int, default=512)
+    ap.add_argument("--phases", action="store_true", help="the process's memory at each phase")
+    ap.add_argument("--max-graphs", type=int, default=None, help="captured sizes kept")
+    ap.add_argument("--no-graph", action="store_true", help="decode eagerly, no CUDA graphs")
+    ap.add_argument("--skip-update", action="store_true", help="--eval-job without the update")
+    ap.add_argument("--name", default="gpu_eval_job", help="--eval-job's output file name")
     args = ap.parse_args()
     if args.eval_job:
         res = {"device": torch.cuda.get_device_name() if DEVICE == "cuda" else "cpu"}
-        res.update(bench_eval_job(args.episodes))
-        res["update"] = bench_update_memory(
-            gpu_memory.ModelShape.from_hf_config(build("tiny-large", 2048).config.to_dict())
-        )
-        summary = {k: v for k, v in res.items() if k != "turns"}
+        use_graph = False if args.no_graph else None
+        res.update(bench_eval_job(args.episodes, 128, 64, args.phases, args.max_graphs, use_graph))
+        if not args.skip_update:
+            res["update"] = bench_update_memory(
+                gpu_memory.ModelShape.from_hf_config(build("tiny-large", 2048).config.to_dict())
+            )
+        summary = {k: v for k, v in res.items() if k not in ("turns", "phases")}
         print(json.dumps(summary, indent=1), flush=True)
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        (out / "gpu_eval_job.json").write_text(json.dumps(res, indent=2) + "\n")
+        (out / f"{args.name}.json").write_text(json.dumps(res, indent=2) + "\n")
         return
     name_of = torch.cuda.get_device_name() if DEVICE == "cuda" else "cpu"
     results = {
