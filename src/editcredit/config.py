@@ -211,7 +211,8 @@ def build_section(cls: type[T], data: Any, path: str) -> T:
     if not isinstance(data, Mapping):
         raise ConfigError(f"config: {path or '(top level)'}: expected a mapping, got {data!r}")
     hints = typing.get_type_hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls)}
+    # every Section (and so every ``cls`` here) is a dataclass; a TypeVar cannot say so
+    fields = {f.name: f for f in dataclasses.fields(typing.cast(Any, cls))}
     for key in data:
         if key not in fields:
             raise ConfigError(
@@ -236,7 +237,7 @@ def _convert(hint: Any, value: Any, path: str) -> Any:
             return None
         return _convert(options[0], value, path)
     if dataclasses.is_dataclass(hint):
-        return build_section(hint, value, path)
+        return build_section(typing.cast(type, hint), value, path)
     if origin is dict:
         key_type, value_type = typing.get_args(hint)
         if not isinstance(value, Mapping):

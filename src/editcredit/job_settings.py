@@ -51,7 +51,7 @@ class JobRecord(Section):
     def from_settings(cls: type[R], settings: Settings) -> R:
         sources = [settings] if cls.SECTION is None else [getattr(settings, cls.SECTION), settings]
         hints = typing.get_type_hints(cls)
-        values = {}
+        values: dict[str, Any] = {}
         for field in dataclasses.fields(cls):
             hint = hints[field.name]
             if isinstance(hint, type) and issubclass(hint, JobRecord):

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -136,7 +136,8 @@ def generate_batch(
     for job, episode in zip(jobs, episodes, strict=True):
         fmt = any(t.kind == "format_error" for t in episode.env.turns)
         ungraded = RewardComponents(None, int(fmt), None, None, False)
-        row = trajectory_row(episode, _NotGraded(), ungraded)
+        # trajectory_row reads the report only through model_dump, which _NotGraded answers
+        row = trajectory_row(episode, cast(GradingReport, _NotGraded()), ungraded)
         rows.append({**row, "sample": job.sample, "attempt": job.index})
     path = _new_file(trajectory_dir, f"{seed:016x}")
     _write_rows(rows, path)

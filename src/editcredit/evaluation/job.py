@@ -278,7 +278,11 @@ def eval_model_job(
     timings = write_outputs(files, plan, block, out_dir, job.slots, job.predictions)
     write_volatile(job.slots, {"attempts": timings, "run": stats.to_dict(), "gradings": gradings})
     print(json.dumps({"gradings": gradings}))
-    summary = {"model": model, "evalset": evalset, "journal": journal.path.as_posix()}
+    summary: dict[str, Any] = {
+        "model": model,
+        "evalset": evalset,
+        "journal": journal.path.as_posix(),
+    }
     summary["grader"] = dict(grader)
     if base_check is not None:
         summary["base_check"] = base_check

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from editcredit.agent.environments import EnvironmentMaker
 from editcredit.agent.rollout import RolloutConfig
@@ -27,6 +27,7 @@ from editcredit.evaluation.journal import Journal, JournalError
 from editcredit.evaluation.ledger import (
     GENERATION_KINDS,
     GRADING_KINDS,
+    AttemptKind,
     Decision,
     Limits,
     check_history,
@@ -153,8 +154,9 @@ def run_slots(
     def grade_one(slot: Slot, decision: Decision) -> None:
         """Grade, and re-grade at once when the ledger allows it (no wait for a new round)."""
         while decision.action in GRADING_KINDS:
+            # a grade or regrade decision names the generation it grades (``of``)
             with lock:
-                generation = history[slot][decision.of]
+                generation = history[slot][cast(int, decision.of)]
                 index = len(history[slot])
             if budget is not None:
                 budget.check(f"grading of {slot[0]} sample {slot[1]}", unit=GRADING)
@@ -162,7 +164,7 @@ def run_slots(
                 tasks[slot[0]],
                 generation,
                 index,
-                decision.action,
+                cast(AttemptKind, decision.action),  # a grading kind: the loop's condition
                 sandbox,
                 settings.f_weight,
                 settings.g_weight,
@@ -181,7 +183,7 @@ def run_slots(
         while True:
             decisions = {s: decide(s) for s in slots}
             gens = [
-                GenJob(s[0], s[1], len(history[s]), d.action)
+                GenJob(s[0], s[1], len(history[s]), cast(AttemptKind, d.action))
                 for s, d in decisions.items()
                 if d.action in GENERATION_KINDS
             ]

@@ -30,7 +30,7 @@ from editcredit.sandbox.observations import Observations
 try:  # the docker SDK raises its own exception types
     from docker.errors import DockerException
 except ImportError:  # pragma: no cover - a dependency of the package
-    DockerException = SandboxError  # type: ignore[misc,assignment]
+    DockerException = SandboxError
 
 #: Exceptions from a sandbox or an accelerator that are infrastructure, not a bug of ours.
 INFRA_ERRORS: tuple[type[BaseException], ...] = (

@@ -5,6 +5,7 @@ gradings of final patches, re-runs included) and attempts that failed on infrast
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import pyarrow.parquet as pq
 
@@ -34,7 +35,7 @@ def attempts_cost(attempts: Sequence[Attempt]) -> tuple[dict[str, float], int]:
     return cost, sum(a.outcome == "infra_failure" for a in attempts)
 
 
-def journal_spend(history: Mapping[object, Sequence[Attempt]]) -> tuple[dict[str, float], int]:
+def journal_spend(history: Mapping[Any, Sequence[Attempt]]) -> tuple[dict[str, float], int]:
     """What the journal's earlier attempts of the slice spent (a resumed evaluation counts
     them against its budget): tokens, gradings, one step per generation batch (trajectory
     file), infrastructure failures apart. Their wall time is not recoverable (batches overlap

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ def control_suite(
     sandbox_cfg: dict[str, Any],
     grading_cfg: dict[str, Any],
     exclude_flagged: bool,
-    config: dict[str, Any],
+    config: Mapping[str, Any],
     pinned_sha256: str = "",
 ) -> dict[str, Any]:
     tasks = load_tasks(tasks_path, pinned_manifest_sha256=pinned_sha256)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -11,7 +11,16 @@ from editcredit.audit.hashing import sha256_text
 from editcredit.data.task import Task
 from editcredit.grading.utility import training_score
 from editcredit.grading.verdicts import RunEvidence, VerdictKind, judge, sentinel_problems
-from editcredit.sandbox.base import Sandbox, SandboxReport, grade_selected, observe_selected
+from editcredit.sandbox.base import SandboxReport, grade_selected, observe_selected
+
+
+class Grades(Protocol):
+    """What the grader asks of a sandbox: a ``grade`` like
+    :class:`~editcredit.sandbox.base.Sandbox`'s (a sandbox, a pool, or a wrapper that passes the
+    call on: a memo, a counter)."""
+
+    def grade(self, task: Task, patch: str, select: list[str] | None = None) -> SandboxReport: ...
+
 
 ReportVerdict = Literal["valid_1", "valid_0", "unresolved", "empty_patch", "patch_does_not_apply"]
 
@@ -51,7 +60,7 @@ def is_empty_patch(patch: str) -> bool:
 
 
 def grade_patch(
-    task: Task, patch: str, sandbox: Sandbox, f_weight: float, g_weight: float
+    task: Task, patch: str, sandbox: Grades, f_weight: float, g_weight: float
 ) -> GradingReport:
     """Empty patch: valid 0 without running anything. Otherwise run and judge. The utility
     weights are config ``grading.f_weight`` and ``grading.g_weight`` (METHOD §3)."""
@@ -78,7 +87,7 @@ def _identity(task: Task, patch: str) -> dict[str, str]:
 def grade_tree(
     task: Task,
     patch: str,
-    sandbox: Sandbox,
+    sandbox: Grades,
     f_weight: float,
     g_weight: float,
     select: list[str] | None = None,
@@ -90,7 +99,7 @@ def grade_tree(
     return judge_run(task, patch, run, f_weight, g_weight)
 
 
-def observe_tree(task: Task, patch: str, sandbox: Sandbox, select: list[str]) -> GradingReport:
+def observe_tree(task: Task, patch: str, sandbox: Grades, select: list[str]) -> GradingReport:
     """The agent's own test run (the minibugs ``run`` action on its visible tests): the
     verdict and the per-test statuses, no training quantities (Y, F, G, U are None: nothing is
     trained or scored on an observation, so it needs no utility weights)."""

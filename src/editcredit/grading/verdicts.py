@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from editcredit.sandbox.observations import ItemObservation
+from editcredit.sandbox.observations import ItemObservation, PhaseRecord
 from editcredit.sandbox.runners import matches
 
 
@@ -67,7 +67,7 @@ SEVERITY: dict[str, int] = {
 
 def item_status(item: ItemObservation) -> str:
     """The status of one collected item from its setup/call/teardown reports."""
-    by_when = {}
+    by_when: dict[str, PhaseRecord] = {}
     for phase in item.phases:
         # a repeated phase keeps the worst report
         prev = by_when.get(phase.when)

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from editcredit.workflow import logged
 
@@ -96,7 +96,10 @@ class Job(Generic[I, S, R]):
 
     def read_settings(self, sm: Any) -> S:
         """The settings record, rebuilt strictly from the rule's ``settings`` param."""
-        return None if self.settings is None else self.settings.from_mapping(sm.params.settings)
+        # S is None exactly when ``settings`` is (a job without a settings record)
+        return cast(
+            S, None if self.settings is None else self.settings.from_mapping(sm.params.settings)
+        )
 
     def run(self, sm: Any) -> R:
         """Run the job for the script's ``snakemake`` object; return the library's result."""
