@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import matplotlib
 
@@ -26,9 +26,13 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from editcredit.layout import parse_run  # noqa: E402
 from editcredit.records import Arm  # noqa: E402
+
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
 
 __all__ = [
     "bootstrap_figure",
@@ -58,7 +62,7 @@ def seed_styles(seeds) -> dict[int, str]:
 
 WIDTH_IN = 6.5  # the text width of the paper
 
-_STYLE = {
+_STYLE: dict[RcKeyType, Any] = {
     "font.size": 8.5,
     "axes.titlesize": 9,
     "axes.labelsize": 8.5,
@@ -176,7 +180,7 @@ def curve_sizes(scores: Sequence[Record]) -> str:
     """What the curve's points were measured on: the tasks, and the samples per task of the
     base and endpoints and of the intermediate checkpoints when those differ."""
 
-    def samples(recs: list[Record]) -> str:
+    def samples(recs: Sequence[Record]) -> str:
         return "/".join(str(n) for n in sorted({int(r["n_samples"]) for r in recs}))
 
     tasks = "/".join(str(n) for n in sorted({int(r["n_tasks"]) for r in scores}))
@@ -212,7 +216,8 @@ def holdout_curve(scores: Sequence[Record], base: str | Path) -> list[Path]:
         if scores:
             ax.set_title(curve_sizes(scores), fontsize=7)
         ax.grid(alpha=0.3, lw=0.5)
-        ax.xaxis.get_major_locator().set_params(integer=True)
+        # the axes' default major locator is a MaxNLocator (AutoLocator), which takes integer=
+        cast(MaxNLocator, ax.xaxis.get_major_locator()).set_params(integer=True)
         handles = [
             Line2D([], [], color=ARM_COLORS.get(a, "black"), lw=1.5, label=f"arm {a}") for a in arms
         ] + [

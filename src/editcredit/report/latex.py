@@ -15,7 +15,7 @@ import math
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 
@@ -25,6 +25,9 @@ from editcredit.audit.provenance import (
     provenance,
     tex_provenance_line,
 )
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeIs
 
 __all__ = [
     "PROVENANCE_PREFIX",
@@ -65,7 +68,9 @@ def latex_escape(text: Any) -> str:
     return out.replace(" - ", r" $-$ ")
 
 
-def _undefined(x: Any) -> bool:
+def _undefined(x: Any) -> TypeIs[None]:
+    """None or a non-finite float (shown as a dash). Typed as a test for None so that the
+    checker reads the other branch, where every caller formats it, as a number."""
     return x is None or (isinstance(x, float) and not math.isfinite(x))
 
 

@@ -26,7 +26,7 @@ def family_choices(rec: Mapping[str, Any]) -> dict[str, str]:
     """Per learned model: the grid value chosen on the fit split (as the gate chooses)."""
     cap = rec["gate_choice"]["fit_token_cap"]
     fit = rec["fit"]
-    out = {}
+    out: dict[str, str] = {}
     for name, kind in rec["kinds"].items():
         if kind != "learned":
             continue
@@ -81,8 +81,8 @@ def section_text(rec: Mapping[str, Any], receipts: Sequence[Mapping[str, Any]], 
     trees = sum(r["distinct_trees"] for r in receipts)
     spent = sum(r["budget"]["spent"]["gradings"] for r in receipts)
     infra = sum(r["budget"]["infra_failures"] for r in receipts)
-    fit_any = next(iter(rec["fit"].values()), {})
-    sealed_any = next(iter((rec.get("sealed") or {}).values()), {})
+    fit_any: Mapping[str, Any] = next(iter(rec["fit"].values()), {})
+    sealed_any: Mapping[str, Any] = next(iter((rec.get("sealed") or {}).values()), {})
     lines = [
         r"\section{Stop or continue: per-edit checkpoints}",
         r"\label{sec:stop}",

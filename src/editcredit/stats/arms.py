@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -71,7 +71,9 @@ class ArmScores:
         cls, arm: str, values: ArrayLike, *, seeds: Sequence[Hashable], tasks: Sequence[str]
     ) -> ArmScores:
         """Fully resolved scores: one value per (seed, task)."""
-        return cls(arm=arm, seeds=tuple(seeds), tasks=tuple(tasks), lower=values, upper=values)
+        # __post_init__ turns the array-like bounds into read-only matrices
+        matrix = cast(np.ndarray, values)
+        return cls(arm=arm, seeds=tuple(seeds), tasks=tuple(tasks), lower=matrix, upper=matrix)
 
     @classmethod
     def from_eval_scores(cls, arm: str, by_seed: Mapping[Hashable, EvalSetScore]) -> ArmScores:
@@ -89,8 +91,9 @@ class ArmScores:
             arm=arm,
             seeds=seeds,
             tasks=tasks,
-            lower=[by_seed[s].task_lower for s in seeds],
-            upper=[by_seed[s].task_upper for s in seeds],
+            # rows of bounds: __post_init__ makes them the read-only matrices
+            lower=cast(np.ndarray, [by_seed[s].task_lower for s in seeds]),
+            upper=cast(np.ndarray, [by_seed[s].task_upper for s in seeds]),
         )
 
     @property

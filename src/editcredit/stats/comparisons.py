@@ -276,7 +276,7 @@ def paired_record(
         frames = {seed: slots[spec.model(arm, seed)] for seed in spec.seeds}
         by_arm[arm] = arm_scores(arm, frames, tasks, n_samples)
     a, b = by_arm[spec.arm_a], by_arm[spec.arm_b]
-    boot = {"n_resamples": n_resamples, "rng_seed": rng_seed, "level": level}
+    boot: dict[str, Any] = {"n_resamples": n_resamples, "rng_seed": rng_seed, "level": level}
     comp = compare_arms(a, b, **boot, label=spec.label)
     distribution = None
     if comp.resolved:

@@ -62,21 +62,25 @@ def credit_diagnostics(
     live = sent[sent["available"].astype(bool)]
     d = live["D"].astype(float)
     out.update(
-        queries=len(sent),
-        available=len(live),
-        positive=int((d > 0).sum()),
-        negative=int((d < 0).sum()),
-        zero=int((d == 0).sum()),
-        scale_capped=int((live["s"].astype(float) < 1).sum()),
+        {
+            "queries": len(sent),
+            "available": len(live),
+            "positive": int((d > 0).sum()),
+            "negative": int((d < 0).sum()),
+            "zero": int((d == 0).sum()),
+            "scale_capped": int((live["s"].astype(float) < 1).sum()),
+        }
     )
     if {"dY", "dF", "dG"} <= set(live.columns) and live[["dY", "dF", "dG"]].notna().all().all():
         moved = live[d != 0]
         f2p = (moved["dY"].astype(float) != 0) | (moved["dF"].astype(float) != 0)
         p2p = moved["dG"].astype(float) != 0
         out.update(
-            moved_by_fail_to_pass=int((f2p & ~p2p).sum()),
-            moved_by_pass_to_pass=int((p2p & ~f2p).sum()),
-            moved_by_both=int((f2p & p2p).sum()),
+            {
+                "moved_by_fail_to_pass": int((f2p & ~p2p).sum()),
+                "moved_by_pass_to_pass": int((p2p & ~f2p).sum()),
+                "moved_by_both": int((f2p & p2p).sum()),
+            }
         )
     return out
 

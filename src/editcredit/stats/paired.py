@@ -114,7 +114,7 @@ def compare_arms(
     b = b.subset(seeds=a.seeds, tasks=a.tasks)
     single = len(a.seeds) == 1
     resolved = a.resolved and b.resolved
-    common = {
+    common: dict[str, Any] = {
         "label": label if label is not None else f"{a.arm} - {b.arm}",
         "kind": SINGLE_SEED if single else MULTI_SEED,
         "arm_a": a.arm,
@@ -137,7 +137,7 @@ def compare_arms(
     d = a.values - b.values
     difference = float(d.mean())
     per_task = d.mean(axis=0)
-    boot = {"n_resamples": n_resamples, "rng_seed": rng_seed, "level": level}
+    boot: dict[str, Any] = {"n_resamples": n_resamples, "rng_seed": rng_seed, "level": level}
     return PairedComparison(
         **common,
         difference=difference,

@@ -56,7 +56,9 @@ def split_tasks(tasks: Sequence[str], trained_by_run: Sequence[Iterable[str]]) -
     sets = [set(map(str, s)) for s in trained_by_run]
     if not sets:
         raise ValueError("split_tasks: no compared run given")
-    trained, untrained, partly = [], [], []
+    trained: list[str] = []
+    untrained: list[str] = []
+    partly: list[str] = []
     for task in tasks:
         hits = sum(task in s for s in sets)
         (trained if hits == len(sets) else untrained if hits == 0 else partly).append(task)

@@ -179,18 +179,18 @@ def arm_encounter(
         columns = (list(rows["instance_id"]), list(rows["encounter"]), list(rows["Y"]))
         try:
             if k == LAST:
-                tasks, diffs, _ = last_encounter_differences(
+                run_tasks, diffs, _ = last_encounter_differences(
                     *columns, min_encounters=LAST_MIN_ENCOUNTERS
                 )
             else:
-                tasks, diffs, _ = encounter_differences(*columns, k=int(k))
+                run_tasks, diffs, _ = encounter_differences(*columns, k=int(k))
         except ValueError as exc:
             raise ValueError(f"run {run}: {exc}") from exc
-        for task, diff in zip(tasks, diffs, strict=True):
+        for task, diff in zip(run_tasks, diffs, strict=True):
             per_task.setdefault(task, []).append(diff)
     tasks = sorted(per_task)
     means = [float(np.mean(per_task[t])) for t in tasks]
-    boot = {"n_resamples": n_resamples, "rng_seed": rng_seed, "level": level}
+    boot: dict[str, Any] = {"n_resamples": n_resamples, "rng_seed": rng_seed, "level": level}
     ci = mean_ci(means, **boot) if means else None
     influential = most_influential(tasks, means)
     without = None
@@ -234,7 +234,7 @@ def training_record(
         raise ValueError(f"arm {arm}: no runs")
     pooled = pd.concat(list(metrics_by_run.values()), ignore_index=True)
     buckets = step_buckets(endpoint_step, n_buckets)
-    boot = {"n_resamples": n_resamples, "rng_seed": rng_seed, "level": level}
+    boot: dict[str, Any] = {"n_resamples": n_resamples, "rng_seed": rng_seed, "level": level}
     health = run_health(pooled)
     health["runs"] = len(metrics_by_run)
     learning = {
@@ -243,6 +243,7 @@ def training_record(
     }
     for key in ("run_pass_last_quarter", "control_pass_last_quarter", "delta_last_quarter"):
         health[key] = _finite_mean(pd.Series([r[key] for r in learning.values()], dtype=float))
+    encounter_at: list[int | str] = [*encounter_ks, LAST]
     return {
         "arm": arm,
         "runs": list(metrics_by_run),
@@ -253,6 +254,6 @@ def training_record(
         "health": health,
         "failures": failure_buckets(pooled, buckets),
         "credit": credit_diagnostics(credit_by_run, metrics_by_run),
-        "encounter": [arm_encounter(rollouts_by_run, k=k, **boot) for k in [*encounter_ks, LAST]],
+        "encounter": [arm_encounter(rollouts_by_run, k=k, **boot) for k in encounter_at],
         "bootstrap": {**boot, "method": "percentile"},
     }
