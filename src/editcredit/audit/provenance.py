@@ -126,7 +126,7 @@ def atomic_write_text(path: str | Path, text: str) -> None:
 
 def write_result_json(
     path: str | Path,
-    result: dict[str, Any],
+    result: Mapping[str, Any],
     inputs: Iterable[str | Path],
     config: Any,
     known: Mapping[str, str] | None = None,

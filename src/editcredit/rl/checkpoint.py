@@ -11,10 +11,13 @@ import json
 import random
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import torch
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 TOKENIZER_FILES = (
     "tokenizer.json",
@@ -31,7 +34,8 @@ plays the model through."""
 
 
 def rng_state() -> dict[str, Any]:
-    np_state = np.random.get_state()
+    # the legacy global generator is MT19937, whose state is a tuple (name, keys, pos, ...)
+    np_state = cast(tuple[Any, ...], np.random.get_state())
     return {
         "python": [random.getstate()[0], list(random.getstate()[1]), random.getstate()[2]],
         "numpy": [np_state[0], np_state[1].tolist(), *np_state[2:]],
@@ -61,7 +65,8 @@ def save_segment(
     if tmp.exists():
         shutil.rmtree(tmp)
     (tmp / "state").mkdir(parents=True)
-    model.save_pretrained(str(tmp / "model"))
+    # the trained policy is a transformers model (PreTrainedModel), which saves itself
+    cast("PreTrainedModel", model).save_pretrained(str(tmp / "model"))
     for name in TOKENIZER_FILES:
         if (tokenizer_dir / name).is_file():
             shutil.copy2(tokenizer_dir / name, tmp / "model" / name)

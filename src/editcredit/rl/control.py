@@ -11,7 +11,8 @@ negative difference (METHOD §5, training health).
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 from editcredit.data.task import Task
 from editcredit.layout import control_run_name
@@ -19,11 +20,12 @@ from editcredit.progress import Progress
 from editcredit.protocol.budget import BudgetGuard
 from editcredit.rl.config import TrainConfig
 from editcredit.rl.cursor import DataCursor
+from editcredit.rl.records import RolloutRow
 from editcredit.rl.segment import play_step, step_cost
 from editcredit.rl.workers import WorkerPool
 
 
-def replay_cost(rows: list[dict[str, Any]], seconds: float) -> tuple[dict[str, float], int]:
+def replay_cost(rows: Sequence[Mapping[str, Any]], seconds: float) -> tuple[dict[str, float], int]:
     """One replayed step's spend (tokens, gradings with the visible runs, wall seconds) and
     its masked rollouts, counted as a training step's are (no counterfactual queries)."""
     tokens = sum(sum(r["loss_mask"]) for r in rows)
@@ -37,7 +39,7 @@ def replay_control(
     workers: WorkerPool,
     log=print,
     budget: BudgetGuard | None = None,
-) -> list[dict[str, Any]]:
+) -> list[RolloutRow]:
     """Rollout rows of steps ``1..steps`` played by the workers' (base) weights on the draws of
     ``cfg.seed``. ``cfg.arm`` must query no counterfactual (the control trains nothing).
     With a ``budget``, each step is checked before it is played; a cap it would cross raises
@@ -47,7 +49,7 @@ def replay_control(
     by_id = {t.instance_id: t for t in pool}
     cursor = DataCursor(cfg.seed)
     run = control_run_name(cfg.seed)
-    rows: list[dict[str, Any]] = []
+    rows: list[RolloutRow] = []
     with Progress(f"control {run} steps 1..{steps}", steps, "steps") as progress:
         for step in range(1, steps + 1):
             progress.update(detail=f"step {step}")
@@ -58,7 +60,8 @@ def replay_control(
             if budget is not None:
                 budget.add(*replay_cost(step_rows, time.monotonic() - started))
             live = [r for r in step_rows if not r["masked"]]
-            rate = sum(r["Y"] for r in live) / len(live) if live else float("nan")
+            # an unmasked rollout was graded: its Y is 0 or 1
+            rate = sum(cast(int, r["Y"]) for r in live) / len(live) if live else float("nan")
             log(f"{run} step {step}: pass {rate:.2f} ({len(live)} of {len(step_rows)} unmasked)")
             rows += step_rows
             progress.update(advance=1)

@@ -47,7 +47,8 @@ class DataCursor:
             raise ValueError("the training pool is empty")
         if n > len(pool):
             raise ValueError(f"tasks_per_step {n} exceeds the training pool ({len(pool)} tasks)")
-        epoch, position, out = self.epoch, self.position, []
+        out: list[str] = []
+        epoch, position = self.epoch, self.position
         while len(out) < n:
             order = epoch_order(sorted(pool), self.seed, epoch)
             if position >= len(order):

@@ -8,6 +8,7 @@ Pure: a step's metrics row and parameter counts in, a receipt out. The segment t
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from editcredit.rl.credit import ARM_QUERIES_CF
@@ -41,11 +42,11 @@ def gated_update(arm: str, step: int) -> bool:
     return ARM_QUERIES_CF[arm] and 1 <= step <= EARLY_UPDATES
 
 
-def _finite(metrics_row: dict[str, Any]) -> bool:
+def _finite(metrics_row: Mapping[str, Any]) -> bool:
     return math.isfinite(metrics_row["loss"]) and math.isfinite(metrics_row["grad_norm"])
 
 
-def update_check(step: int, metrics_row: dict[str, Any], moved_tensors: int) -> dict[str, Any]:
+def update_check(step: int, metrics_row: Mapping[str, Any], moved_tensors: int) -> dict[str, Any]:
     """One early update's gate: the credit rows of its step reached its loss (when the ledger
     holds a non-zero D, some rollout carries non-zero credit on valid tokens; a step whose every
     D is zero or unavailable has no credit to deliver, which the record shows as
@@ -73,7 +74,11 @@ def update_gate(updates: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def enforce_update_gate(
-    run: str, arm: str, seed: int, updates: list[dict[str, Any]], metrics: list[dict[str, Any]]
+    run: str,
+    arm: str,
+    seed: int,
+    updates: list[dict[str, Any]],
+    metrics: Sequence[Mapping[str, Any]],
 ) -> None:
     """Raise :class:`UpdateGateFailed` when the last checked update failed; its record holds the
     updates checked so far and the metrics rows of the segment's steps so far."""

@@ -7,9 +7,9 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from editcredit.agent.trajectory import write_trajectories
+from editcredit.agent.trajectory import TrajectoryRow, write_trajectories
 from editcredit.audit.base_pin import guard_base
 from editcredit.audit.provenance import write_result_json
 from editcredit.audit.volatile import write_volatile
@@ -115,7 +115,8 @@ def training_pool_job(
     if quarantine:
         record["quarantined"] = quarantine
     print(f"training pool: {len(pool)} tasks: {', '.join(pool)}")
-    write_trajectories(rows, Path(job.screen))
+    # the screen's rows are trajectory rows (rollout_and_grade's)
+    write_trajectories(cast(list[TrajectoryRow], rows), Path(job.screen))
     # not the gold-times directory: its records hold wall-clock seconds (they only set limits)
     write_result_json(job.out, record, inputs, config, known)
     write_volatile(job.out, {"seconds": round(time.monotonic() - started, 2)})

@@ -131,7 +131,11 @@ def _use_token(env: dict[str, str]) -> None:
     os.environ["RAY_AUTH_MODE"] = env["RAY_AUTH_MODE"]
     os.environ["RAY_AUTH_TOKEN"] = env["RAY_AUTH_TOKEN"]
     try:
-        from ray._raylet import AuthenticationTokenLoader, Config
+        # names of the compiled module that its stub does not list (newer Rays have them)
+        from ray._raylet import (  # type: ignore[attr-defined]
+            AuthenticationTokenLoader,
+            Config,
+        )
     except ImportError:  # a Ray without token authentication
         return
     Config.initialize("")

@@ -13,7 +13,7 @@ import hashlib
 import json
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -65,7 +65,7 @@ def report_parts(report: GradingReport) -> list[float] | None:
 def report_utility(report: GradingReport, f_weight: float, g_weight: float) -> float | None:
     """U of a report, or None when the report is unavailable (infrastructure failure)."""
     parts = report_parts(report)
-    return None if parts is None else utility(*parts, f_weight, g_weight)
+    return None if parts is None else utility(parts[0], parts[1], parts[2], f_weight, g_weight)
 
 
 class RolloutWorker:
@@ -99,7 +99,8 @@ class RolloutWorker:
         tokenizer = AutoTokenizer.from_pretrained(model_dir)
         self.chat = ChatTemplate(tokenizer)
         self.model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
-        self.model.to(self.device).eval()
+        # transformers types PreTrainedModel.to through a wrapper that mypy reads as unbound
+        self.model.to(self.device).eval()  # type: ignore[arg-type]
         settings = GenerationSettings.from_config(generation)
         self.generator = make_generator(
             settings.backend,
@@ -206,10 +207,15 @@ class RolloutWorker:
             query["reason"] = CreditReason.NOT_QUERIED.value
             return
         changes, _, selected = episode_blocks(episode)
-        env = episode.env
+        # the environments that select blocks hold their tree and its store, which the
+        # Environment protocol does not name
+        env: Any = episode.env
         tree = counterfactual_tree(env.tree, selected, changes, env.store)
         patch_of = getattr(env, "patch_of", None)  # environments over images diff their base
-        patch = patch_of(tree) if patch_of else diff_trees(job.task.files, tree)
+        # a task without files (an image's) is played in an environment with patch_of
+        patch = (
+            patch_of(tree) if patch_of else diff_trees(cast(dict[str, str], job.task.files), tree)
+        )
         report = grade_patch(job.task, patch, self.sandbox, self.f_weight, self.g_weight)
         query["sent"] = True
         query["U_counterfactual"] = report_utility(report, self.f_weight, self.g_weight)

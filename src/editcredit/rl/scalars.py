@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 #: TensorBoard tag -> metrics.parquet column (rl.records.METRICS_SCHEMA) or phase seconds.
 TAGS = {
@@ -46,7 +46,10 @@ def scalar_values(metrics_row: dict[str, Any]) -> dict[str, float]:
     )
     parts = [metrics_row.get(k) for k in ("seconds_rollout", "seconds_counterfactual")]
     parts.append(metrics_row.get("seconds_update"))
-    out["seconds/step"] = sum(parts) if all(p is not None for p in parts) else None
+    # summed only when none is missing
+    out["seconds/step"] = (
+        sum(cast(list[float], parts)) if all(p is not None for p in parts) else None
+    )
     return {
         tag: float(v)
         for tag, v in out.items()

@@ -18,7 +18,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -106,7 +106,9 @@ def step_metrics(run, step, rows, credit, update, alerts, parameters) -> Metrics
         "p2p_regression_rate": _rate(live, lambda r: r["p2p_regression"] == 1),
         "context_budget_rate": _rate(rows, lambda r: r["end_reason"] == "context_budget"),
         "generated_tokens": int(sum(sum(r["loss_mask"]) for r in rows)),
-        **{k: credit.metrics[k] for k in ("cf_sent", "cf_available", "cf_nonzero")},
+        "cf_sent": credit.metrics["cf_sent"],
+        "cf_available": credit.metrics["cf_available"],
+        "cf_nonzero": credit.metrics["cf_nonzero"],
         "credit_mass_l1": credit.metrics["credit_mass_l1"],
         "credit_mass_signed": credit.metrics["credit_mass_signed"],
         "credit_rollouts": credit.metrics["credit_rollouts"],
@@ -201,7 +203,8 @@ def start_trainer(
     if spec.start_state is None:
         torch.manual_seed(cfg.seed)
     model = AutoModelForCausalLM.from_pretrained(str(spec.start_model), dtype=torch.float32)
-    model.to(device)
+    # transformers types PreTrainedModel.to through a wrapper that mypy reads as unbound
+    model.to(device)  # type: ignore[arg-type]
     if cfg.gradient_checkpointing:
         enable_activation_checkpointing(model)
     optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.0)
@@ -283,7 +286,9 @@ def train_step(
         f"entropy {m['entropy']:.3f} grad {m['grad_norm']:.3f} CF {m['cf_available']}/"
         f"{m['cf_sent']} (non-zero {m['cf_nonzero']}) credit L1 {m['credit_mass_l1']:.3f}"
     )
-    return StepRecords(rows, credit.ledger, m, step_seconds(seconds))
+    # step_batch builds each ledger row with CreditLedgerRow's keys
+    ledger = cast(list[CreditLedgerRow], credit.ledger)
+    return StepRecords(rows, ledger, m, step_seconds(seconds))
 
 
 def segment_receipt(

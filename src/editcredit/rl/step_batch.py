@@ -7,6 +7,7 @@ the arm's auxiliary term is then added to the token advantages and never to the 
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,15 +29,15 @@ class StepCredit:
     metrics: dict[str, float] = field(default_factory=dict)
 
 
-def _query_d(query: dict[str, Any]) -> float | None:
+def _query_d(query: Mapping[str, Any]) -> float | None:
     if not query["sent"] or query["U_counterfactual"] is None or query["U_original"] is None:
         return None
     return float(query["U_original"]) - float(query["U_counterfactual"])
 
 
 def assemble_step(
-    rows: list[dict[str, Any]],
-    queries: list[dict[str, Any]],
+    rows: Sequence[Mapping[str, Any]],
+    queries: Sequence[Mapping[str, Any]],
     *,
     run: str,
     arm: str,
@@ -100,7 +101,7 @@ def assemble_step(
     return out
 
 
-def part_differences(query: dict[str, Any]) -> dict[str, float | None]:
+def part_differences(query: Mapping[str, Any]) -> dict[str, float | None]:
     """Original minus counterfactual of each part of U (METHOD §3: ``D = dY + wF*dF - wG*dG``):
     which tests the reverted block moved, FAIL_TO_PASS (Y, F) or PASS_TO_PASS (G)."""
     original, counter = query.get("parts_original"), query.get("parts_counterfactual")

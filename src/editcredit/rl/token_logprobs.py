@@ -10,6 +10,8 @@ other architecture (a logit soft-cap, a logit scale, ...) takes the full forward
 
 from __future__ import annotations
 
+from typing import cast
+
 import torch
 
 __all__ = ["HEAD_ONLY_TYPES", "selected_logprobs"]
@@ -42,9 +44,11 @@ def selected_logprobs(
         raise ValueError("token 0 has no prediction: selected columns must be >= 1")
     with torch.autocast("cuda", torch.bfloat16, enabled=autocast):
         if _hidden_then_head(model):
-            out = model.model(input_ids=ids, attention_mask=attention_mask, use_cache=False)
+            # _hidden_then_head: both attributes are modules
+            decoder = cast(torch.nn.Module, model.model)
+            out = decoder(input_ids=ids, attention_mask=attention_mask, use_cache=False)
             hidden = out.last_hidden_state
-            logits = model.lm_head(hidden[rows, cols - 1])
+            logits = cast(torch.nn.Module, model.lm_head)(hidden[rows, cols - 1])
         else:
             out = model(input_ids=ids, attention_mask=attention_mask, use_cache=False)
             logits = out.logits[rows, cols - 1]

@@ -16,7 +16,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -35,7 +35,7 @@ from editcredit.rl.control import replay_control
 from editcredit.rl.cursor import pool_of_size
 from editcredit.rl.gates import UpdateGateFailed
 from editcredit.rl.pool import read_pool
-from editcredit.rl.records import ROLLOUT_SCHEMA, write_table
+from editcredit.rl.records import ROLLOUT_SCHEMA, SegmentReceipt, write_table
 from editcredit.rl.segment import SegmentSpec, train_segment
 from editcredit.rl.timing import PHASES
 from editcredit.rl.workers import make_workers
@@ -269,7 +269,7 @@ def train_segment_job(
     models: Mapping[str, Mapping[str, Any]] | None = None,
     gate_dir: str = "logs/gates",
     budget_dir: str = "logs/budgets",
-) -> dict[str, Any]:
+) -> SegmentReceipt:
     """Rule train_segment: k GRPO steps of ``job.run`` from ``job.previous``. ``settings`` is
     what the job reads of the config (the rule's params); ``budget`` is config ``budgets.run``
     (read at job start, not a param: a changed cap does not rerun finished segments);
@@ -333,11 +333,14 @@ def train_segment_job(
     receipt["storage"] = {k: v for k, v in storage.items() if k != "free_bytes"}
     volatile["storage"] = {"free_bytes": storage["free_bytes"]}
     volatile["run_seconds"] = run_seconds(earlier_seconds, volatile["steps"])
-    known = setup.record(receipt, settings.pool_size)
+    # the keys record adds (quarantined, pool, base_check) are SegmentReceipt's
+    known = setup.record(cast(dict[str, Any], receipt), settings.pool_size)
     gate = receipt.get("first_segment_gate")
     if gate is not None and not gate["passed"]:
-        failed = _gate_receipt(gate_dir, run, {**receipt, "volatile": volatile})
-        raise GateFailed(f"{run}: first-segment gate failed {gate['checks']}; receipt {failed}")
+        gate_receipt = _gate_receipt(gate_dir, run, {**receipt, "volatile": volatile})
+        raise GateFailed(
+            f"{run}: first-segment gate failed {gate['checks']}; receipt {gate_receipt}"
+        )
     inputs = [start_model, tasks_path] + ([start_state] if start_state else [])
     inputs += [controls_path] if controls_path else []
     inputs += [job.pool] if job.pool else []

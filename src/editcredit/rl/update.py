@@ -42,7 +42,7 @@ def aggregation_weights(mask: torch.Tensor, groups: Sequence[Hashable], how: str
     return torch.zeros_like(x) if weights is None else weights.detach()
 
 
-def _pad(rows: list[Sequence], width: int, fill, dtype) -> torch.Tensor:
+def _pad(rows: Sequence[Sequence | np.ndarray], width: int, fill, dtype) -> torch.Tensor:
     out = torch.full((len(rows), width), fill, dtype=dtype)
     for i, r in enumerate(rows):
         out[i, : len(r)] = torch.as_tensor(np.asarray(r), dtype=dtype)
@@ -81,7 +81,7 @@ def padded_batch(batch: Sequence[UpdateSequence], device: torch.device) -> tuple
 def generated_logprobs(
     model: torch.nn.Module,
     ids: torch.Tensor,
-    attention_mask: torch.Tensor,
+    attention_mask: torch.Tensor | None,
     mask: torch.Tensor,
     fill: torch.Tensor,
     temperature: float,

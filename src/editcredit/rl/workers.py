@@ -11,7 +11,7 @@ import multiprocessing
 import os
 import sys
 from multiprocessing.connection import Connection, wait
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import torch
 
@@ -124,8 +124,9 @@ class ProcessWorkers:
                     index, job = pending.pop(0)
                     conn.send(("run_group", job))
                     busy[conn] = index
-            for conn in wait(list(busy)):
-                results[busy.pop(conn)] = self._reply(conn)
+            # wait answers the ready ones of the connections it is given
+            for ready in cast(list[Connection], wait(list(busy))):
+                results[busy.pop(ready)] = self._reply(ready)
         return results
 
     def describe(self) -> dict[str, Any]:
@@ -186,7 +187,8 @@ class RayWorkers:
         if "device" in kwargs:
             kwargs["device"] = actor_device(str(kwargs["device"]), address, gpus_per_worker)
         actor = ray.remote(num_cpus=1, num_gpus=gpus_per_worker)(RolloutWorker)
-        self.actors = [actor.remote(**kwargs) for _ in range(n)]
+        # actor handles: their methods' ``remote`` is made by Ray at run time
+        self.actors: list[Any] = [actor.remote(**kwargs) for _ in range(n)]
         self.groups = [0] * n  # task groups handed to each actor
         self._index = {id(a): i for i, a in enumerate(self.actors)}
         self._described: dict[str, Any] | None = None
