@@ -13,7 +13,7 @@ import json
 import random
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 
@@ -26,6 +26,9 @@ from editcredit.policy.model import new_model, tiny_config
 from editcredit.policy.sft import SFTConfig, chat_example, train_sft
 from editcredit.policy.tokenizer import train_tokenizer
 from editcredit.protocol.budget import BudgetGuard
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 
 def rename_episode(
@@ -130,7 +133,8 @@ def fit_base_model(
     )
     model.to("cpu")
     out_dir.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(str(out_dir), safe_serialization=True)
+    hf = cast("PreTrainedModel", model)  # new_model's HF model
+    hf.save_pretrained(str(out_dir), safe_serialization=True)
     tokenizer.save_pretrained(str(out_dir))
     training = {
         "tasks": n_tasks,

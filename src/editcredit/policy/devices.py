@@ -265,7 +265,8 @@ def bind_gpus(n: int, declared_mb: int | None = None, wait_s: float | None = Non
 
 def _cap_allocators(declared_mb: int, n: int) -> None:
     """Cap the allocator of each of the ``n`` visible devices at its share of ``declared_mb``
-    (less the CUDA context) and record the budget; nothing without a declaration."""
+    (less the process's overhead outside the allocator) and record the budget; nothing
+    without a declaration."""
     if declared_mb <= 0:
         _budget["bytes"] = None
         return

@@ -24,6 +24,7 @@ import math
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, cast
 
 import torch
 import torch.nn.functional as F
@@ -53,7 +54,7 @@ def _concat_buffer(tensors: list[torch.Tensor | None]) -> torch.Tensor | None:
     """A buffer holding ``tensors`` concatenated on dim 0 (None when any is None)."""
     if any(t is None for t in tensors):
         return None
-    return torch.cat([t.detach() for t in tensors], dim=0)
+    return torch.cat([t.detach() for t in cast(list[torch.Tensor], tensors)], dim=0)
 
 
 class FusedWeights:
@@ -63,13 +64,25 @@ class FusedWeights:
     same memory), so a policy updated between calls is decoded with its new weights."""
 
     def __init__(self, model: torch.nn.Module) -> None:
-        self.layers = model.model.layers
-        self.qkv_w, self.qkv_b, self.gate_up_w = [], [], []
+        # the HF model's submodules (model.layers, self_attn, ...) are attributes nn.Module
+        # cannot type: read as Any
+        self.layers: Any = cast(Any, model).model.layers
+        # weights are never None (only a bias may be), so their buffers are tensors
+        self.qkv_w: list[torch.Tensor] = []
+        self.qkv_b: list[torch.Tensor | None] = []
+        self.gate_up_w: list[torch.Tensor] = []
         for layer in self.layers:
             a, m = layer.self_attn, layer.mlp
-            self.qkv_w.append(_concat_buffer([a.q_proj.weight, a.k_proj.weight, a.v_proj.weight]))
+            self.qkv_w.append(
+                cast(
+                    torch.Tensor,
+                    _concat_buffer([a.q_proj.weight, a.k_proj.weight, a.v_proj.weight]),
+                )
+            )
             self.qkv_b.append(_concat_buffer([a.q_proj.bias, a.k_proj.bias, a.v_proj.bias]))
-            self.gate_up_w.append(_concat_buffer([m.gate_proj.weight, m.up_proj.weight]))
+            self.gate_up_w.append(
+                cast(torch.Tensor, _concat_buffer([m.gate_proj.weight, m.up_proj.weight]))
+            )
 
     @torch.no_grad()
     def refresh(self) -> None:
@@ -97,11 +110,13 @@ class Qwen2Decoder:
         fresh zeros (a caller decoding call after call reuses it). Columns a row may not
         attend to then hold stale finite values: their attention weights are exactly 0, so
         every output is the zero cache's."""
-        cfg = model.config
+        # an HF causal LM: its config and submodules are attributes nn.Module cannot type
+        hf = cast(Any, model)
+        self.model: Any = hf
+        cfg = hf.config
         if getattr(cfg, "model_type", "") not in ("qwen2", "llama"):
             raise ValueError(f"fast decode supports qwen2/llama configs, not {cfg.model_type!r}")
-        self.model = model
-        self.inner = model.model
+        self.inner: Any = hf.model
         self.batch, self.max_len = batch, max_len
         self.n_heads = cfg.num_attention_heads
         self.n_kv = cfg.num_key_value_heads
@@ -137,9 +152,10 @@ class Qwen2Decoder:
     @staticmethod
     def cache_shape(model: torch.nn.Module, batch: int, max_len: int) -> tuple[int, ...]:
         """The shape of the keys (and of the values): layers, rows, kv heads, columns, head."""
-        cfg = model.config
+        hf: Any = model  # an HF causal LM (config and submodules untyped on nn.Module)
+        cfg = hf.config
         head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
-        return (len(model.model.layers), batch, cfg.num_key_value_heads, max_len, head_dim)
+        return (len(hf.model.layers), batch, cfg.num_key_value_heads, max_len, head_dim)
 
     @classmethod
     def cache_elements(cls, model: torch.nn.Module, batch: int, max_len: int) -> int:
@@ -313,7 +329,8 @@ class FastGenerator:
         compile: bool = False,
         memory_budget: int | None = None,
     ) -> None:
-        self.model = model.eval()
+        # an HF causal LM: its config is an attribute nn.Module cannot type
+        self.model: Any = model.eval()
         self.stop_ids, self.pad_id = stop_tuple(stop_ids), pad_id
         device = next(model.parameters()).device
         self._stops = torch.tensor(self.stop_ids, dtype=torch.long, device=device)
@@ -341,7 +358,7 @@ class FastGenerator:
             self._fused = FusedWeights(self.model)
         d = Qwen2Decoder(self.model, batch, max_len, self._fused)
         vocab = self.model.config.vocab_size
-        z = {"device": d.device}
+        z: dict[str, Any] = {"device": d.device}
         static = {
             "logits": torch.zeros((batch, vocab), dtype=d.dtype, **z),
             "noise": torch.ones((self.chunk, batch, vocab), dtype=torch.float32, **z),
@@ -454,7 +471,9 @@ class FastGenerator:
         used = self._memory_used()
         if evictable:
             used -= sum(self._slot_bytes(key) for key in self._slots)
-        return int(self.memory_budget * gpu_memory.PLAN_HEADROOM) - max(0, used)
+        # only called on a planned call, which has a budget
+        budget = cast(int, self.memory_budget)
+        return int(budget * gpu_memory.PLAN_HEADROOM) - max(0, used)
 
     def _slot_bytes(self, key: tuple[int, int, int]) -> int:
         batch, max_len, new = key

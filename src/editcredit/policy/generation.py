@@ -70,7 +70,9 @@ def kept_rows(
 ) -> tuple[list[KeptRow | None], list[int]]:
     """Each prompt's kept row (None without one) and how many of its tokens that row stands
     for (0: encoded afresh)."""
-    rows = [kept.get(k) for k in keys] if keys is not None else [None] * len(prompts)
+    rows: list[KeptRow | None] = (
+        [kept.get(k) for k in keys] if keys is not None else [None] * len(prompts)
+    )
     return rows, [row.reusable_for(p) if row else 0 for row, p in zip(rows, prompts, strict=True)]
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -68,7 +68,10 @@ def load_hf_model(model_dir: str | Path, device: torch.device | str) -> torch.nn
 
     device = torch.device(device)
     dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
-    return AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=dtype).to(device).eval()
+    # read as an nn.Module: mypy takes PreTrainedModel.to (a decorated method) for an unbound
+    # function
+    model = cast(torch.nn.Module, AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=dtype))
+    return model.to(device).eval()
 
 
 def make_generator(

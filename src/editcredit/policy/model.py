@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
 from transformers import AutoModelForCausalLM, Qwen2Config
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 
 def tiny_config(
@@ -21,7 +24,9 @@ def tiny_config(
         num_key_value_heads=int(cfg["num_kv_heads"]),
         max_position_embeddings=int(cfg["max_positions"]),
         tie_word_embeddings=True,
-        rope_theta=10000.0,
+        # transformers still takes the legacy rope_theta (into rope_parameters); its typed
+        # signature names only rope_parameters
+        rope_theta=10000.0,  # type: ignore[call-arg]
         pad_token_id=pad_id,
         bos_token_id=bos_id,
         eos_token_id=eos_id,
@@ -41,4 +46,5 @@ def enable_activation_checkpointing(model: torch.nn.Module) -> None:
     if enable is not None:
         enable(activation_checkpointing_kwargs={"use_reentrant": False})
     else:
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        hf = cast("PreTrainedModel", model)  # an HF model of a version without the newer name
+        hf.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})

@@ -6,6 +6,7 @@ import math
 import random
 import time
 from dataclasses import dataclass
+from typing import cast
 
 import torch
 from tqdm import tqdm
@@ -213,7 +214,8 @@ def train_sft(
             budget.check(f"SFT chunk {step // SFT_CHUNK + 1} (steps {step + 1}..{last})", "sft")
             chunk_clock = time.monotonic()
         rows = cfg.batch_size if step < cfg.copy_steps else cfg.copy_rows
-        picked = [drills[(drawn + k) % len(drills)] for k in range(rows)] if rows else []
+        given = cast(list[tuple[list[int], list[int]]], drills)  # rows > 0: checked above
+        picked = [given[(drawn + k) % len(given)] for k in range(rows)] if rows else []
         drawn += rows
         if step >= cfg.copy_steps:
             if len(order) < cfg.batch_size:
