@@ -25,7 +25,7 @@ peak memory against the budget. And one policy update of the training job's micr
 (8 sequences of 2,048 tokens, fp32 weights under bf16 autocast) against its estimate.
 
     python benchmarks/bench_gpu_generation.py --eval-job [--episodes 512] [--out DIR]
-        [--phases] [--max-graphs N] [--no-graph]
+        [--phases] [--max-graphs N] [--no-graph] [--stream-per-capture]
 
 ``--phases`` records the process's whole device memory at each phase of that job (CUDA context
 created, model loaded, first prefill, each CUDA graph captured, steady decode, end): the card's
@@ -34,8 +34,10 @@ its context (the process is alone on the card), and the process's own line of ``
 --query-compute-apps``, beside the allocator's reserved and peak allocated bytes; what lies
 outside the allocator is their difference. ``--max-graphs`` bounds the captured sizes the
 generator keeps (``FastGenerator.max_cached``), ``--no-graph`` decodes eagerly, so the cost of
-the graphs shows; the environment (``CUDA_MODULE_LOADING``, ``CUBLAS_WORKSPACE_CONFIG``) is
-recorded with the phases.
+the graphs shows, ``--stream-per-capture`` captures each graph from a new side stream (the
+generator's earlier behaviour, for comparison); the environment (``CUDA_MODULE_LOADING``,
+``CUBLAS_WORKSPACE_CONFIG``) is recorded with the phases, and the policy update's phase after
+the generation's.
 """
 
 from __future__ import annotations
@@ -251,6 +253,7 @@ def hbm_bandwidth() -> float:
 
 
 MIB = 2**20
+_PHASES: PhaseLog | None = None  # --phases: the record the update's phase joins
 
 
 def _smi(*args: str) -> list[str]:
@@ -322,9 +325,11 @@ def bench_eval_job(
     phases: bool = False,
     max_graphs: int | None = None,
     use_graph: bool | None = None,
+    stream_per_capture: bool = False,
 ) -> dict:
     """One evaluation job's generation inside its declared budget (see the module doc)."""
-    log = PhaseLog() if phases and DEVICE == "cuda" else None
+    global _PHASES
+    log = _PHASES = PhaseLog() if phases and DEVICE == "cuda" else None
     if log is not None:
         torch.cuda.init()
         torch.zeros(1, device=DEVICE)
@@ -332,6 +337,8 @@ def bench_eval_job(
         capture = FastGenerator._capture
 
         def logged_capture(self: FastGenerator, slot) -> None:
+            if stream_per_capture:
+                self._capture_stream = None
             capture(self, slot)
             d = slot.decoder
             log.mark(
@@ -454,6 +461,8 @@ def bench_update_memory(shape) -> dict:
     torch.cuda.reset_peak_memory_stats()
     _, seconds = timed(lambda: policy_update(model, opt, seqs, **kwargs))
     peak = torch.cuda.max_memory_allocated()
+    if _PHASES is not None:
+        _PHASES.mark("policy update (allocator uncapped)")
     return {
         "update_s": seconds,
         "held_before_mib": before / 2**20,
@@ -478,17 +487,32 @@ def main() -> None:
     ap.add_argument("--phases", action="store_true", help="the process's memory at each phase")
     ap.add_argument("--max-graphs", type=int, default=None, help="captured sizes kept")
     ap.add_argument("--no-graph", action="store_true", help="decode eagerly, no CUDA graphs")
+    ap.add_argument(
+        "--stream-per-capture", action="store_true", help="a new side stream for every graph"
+    )
     ap.add_argument("--skip-update", action="store_true", help="--eval-job without the update")
     ap.add_argument("--name", default="gpu_eval_job", help="--eval-job's output file name")
     args = ap.parse_args()
     if args.eval_job:
         res = {"device": torch.cuda.get_device_name() if DEVICE == "cuda" else "cpu"}
         use_graph = False if args.no_graph else None
-        res.update(bench_eval_job(args.episodes, 128, 64, args.phases, args.max_graphs, use_graph))
+        res.update(
+            bench_eval_job(
+                args.episodes,
+                128,
+                64,
+                args.phases,
+                args.max_graphs,
+                use_graph,
+                args.stream_per_capture,
+            )
+        )
         if not args.skip_update:
             res["update"] = bench_update_memory(
                 gpu_memory.ModelShape.from_hf_config(build("tiny-large", 2048).config.to_dict())
             )
+            if _PHASES is not None:
+                res["phases"] = _PHASES.rows
         summary = {k: v for k, v in res.items() if k not in ("turns", "phases")}
         print(json.dumps(summary, indent=1), flush=True)
         out = Path(args.out)

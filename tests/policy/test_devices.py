@@ -186,7 +186,7 @@ def test_bind_gpus_passes_the_foreign_devices_to_the_pool(tmp_path, monkeypatch,
     fractions = _mock_allocator(monkeypatch)
     assert devices.bind_gpus(1, declared_mb=0).type == "cuda"
     assert os.environ["CUDA_VISIBLE_DEVICES"] == "1"
-    assert fractions == {0: pytest.approx((FREE - 768) * 2**20 / (81559 * 2**20))}
+    assert fractions == {0: pytest.approx((FREE - 1024) * 2**20 / (81559 * 2**20))}
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
     with pytest.raises(
         RuntimeError, match=r"GPU 0 runs .* outside the workflow \(pids 501, 4242\)"
@@ -213,8 +213,8 @@ def _mock_allocator(monkeypatch) -> dict[int, float]:
 
 def test_bind_gpus_claims_and_caps_the_declared_memory(tmp_path, monkeypatch, release):
     """Jobs declaring 30,000 MiB: two share a card, the next two the other card, a fifth finds
-    no room; each caps its allocator at its declaration less the CUDA context."""
-    from editcredit.policy.gpu_memory import CUDA_CONTEXT_MB
+    no room; each caps its allocator at its declaration less the process's overhead."""
+    from editcredit.policy.gpu_memory import PROCESS_OVERHEAD_MB
 
     monkeypatch.setattr(devices.torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(devices.torch.cuda, "device_count", lambda: 2)
@@ -230,7 +230,7 @@ def test_bind_gpus_claims_and_caps_the_declared_memory(tmp_path, monkeypatch, re
         devices.bind_gpus(1)
         got.append(os.environ["CUDA_VISIBLE_DEVICES"])
     assert got == ["0", "0", "1", "1"]
-    budget = (30000 - CUDA_CONTEXT_MB) * 2**20
+    budget = (30000 - PROCESS_OVERHEAD_MB) * 2**20
     assert devices.memory_budget_bytes() == budget
     assert fractions[0] == pytest.approx(budget / (81559 * 2**20))
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES")

@@ -137,8 +137,8 @@ AT_ONCE = {
     143771: {"eval_model": 8, "train_segment": 8, "control_replay": 8, "base_model": 4},
 }
 ALONE = {
-    81559: {"eval_model": 19, "train_segment": 9, "control_replay": 9, "base_model": 2},
-    143771: {"eval_model": 34, "train_segment": 16, "control_replay": 16, "base_model": 4},
+    81559: {"eval_model": 18, "train_segment": 9, "control_replay": 9, "base_model": 2},
+    143771: {"eval_model": 32, "train_segment": 16, "control_replay": 16, "base_model": 4},
 }
 
 
