@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 _EDIT = re.compile(r"edit (?P<path>[A-Za-z0-9_./-]+\.py)(?::(?P<line>[1-9][0-9]{0,5}))?")
 OLD_MARK, NEW_MARK = "- ", "+ "
@@ -60,7 +60,7 @@ def parse_action(text: str) -> Action:
     if head in ("run", "submit"):
         if len(lines) > 2 or (len(lines) == 2 and lines[1] != ""):
             raise FormatError(f"'{head}' takes no further lines")
-        return Action(kind=head)
+        return Action(kind=cast(Literal["run", "submit"], head))
     tried = _TRY.fullmatch(head)
     if tried is not None:
         if len(lines) > 2 or (len(lines) == 2 and lines[1] != ""):

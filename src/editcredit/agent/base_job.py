@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from editcredit.agent.expert_corpus import expert_corpus, expert_environment
 from editcredit.layout import base_scope
@@ -67,7 +67,8 @@ def base_model_job(
     guard = job_guard(base_scope(out.name), budget, "config budgets.base_model", gpus=int(gpus))
     device = bind_gpus(int(gpus))
     book = gold_times_book(gold_times)  # a missing directory fails before any work
-    tasks = training_tasks(tasks_path, controls_path)
+    # the rule names its suite's tasks (a None would fail in load_tasks)
+    tasks = training_tasks(cast(str, tasks_path), controls_path)
     extra = [t for p in corpus_paths or [] for t in training_tasks(p, None)]
     print(f"training the base policy on {len(tasks)} train tasks + {len(extra)} corpus tasks")
     tasks += extra

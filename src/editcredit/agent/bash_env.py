@@ -44,7 +44,7 @@ import tempfile
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from editcredit.agent.bash_actions import (
     GUEST_HELPER,
@@ -124,7 +124,8 @@ def special_paths(
         if before is not None and after is not None:
             moded = before[0] != after[0]
         else:
-            moded = (before or after)[0] != "100644"
+            # one of the two is set: equal entries were skipped above
+            moded = cast(list[str], before or after)[0] != "100644"
         if not (plain_before and plain_after) or moded:
             out.append(path)
     return out
@@ -143,7 +144,7 @@ class BashEnv(Environment):
         self._container = None
         self._scratch: Path | None = None
         self._task: Task | None = None
-        self._finalizer = weakref.finalize(self, lambda: None)
+        self._finalizer: weakref.finalize[Any, Any] = weakref.finalize(self, lambda: None)
 
     # -- protocol --------------------------------------------------------------------------
     def reset(self, task: Task) -> str:

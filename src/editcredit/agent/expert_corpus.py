@@ -13,7 +13,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, cast
 
 from tqdm import tqdm
 
@@ -165,7 +165,8 @@ def seed_identifiers(task: Task) -> list[str]:
     module, _, function = task.meta["seed_function"].partition(".")
     names = [function]
     try:
-        tree = ast.parse(task.files[f"{module}.py"])
+        # a task without inline files raises TypeError here, caught below
+        tree = ast.parse(cast(dict[str, str], task.files)[f"{module}.py"])
     except (KeyError, SyntaxError, TypeError):
         return names
     for node in tree.body:

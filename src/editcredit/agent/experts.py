@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 import re
+from typing import cast
 
 from editcredit.agent.actions import ANCHORED_STYLES, FRAGMENT_STYLES, Action, format_action
 from editcredit.data.task import Task
@@ -65,9 +66,11 @@ def _function_lines(task: Task, path: str) -> list[int]:
     import ast
 
     function = task.meta.get("seed_function", ".").split(".", 1)[1]
-    for node in ast.parse(task.files[path]).body:
+    # an inline task: fix_lines read its fix from ``files``
+    for node in ast.parse(cast(dict[str, str], task.files)[path]).body:
         if isinstance(node, ast.FunctionDef) and node.name == function:
-            return list(range(node.body[0].lineno, node.end_lineno + 1))
+            # ast.parse sets every node's end position
+            return list(range(node.body[0].lineno, cast(int, node.end_lineno) + 1))
     return []
 
 
@@ -117,7 +120,7 @@ def expert_actions(
     if fix is None:
         return None
     path, pairs = fix
-    lines = task.files[path].split("\n")
+    lines = cast(dict[str, str], task.files)[path].split("\n")  # inline: fix_lines found a fix
     actions: list[Action] = []
     if rng.random() < detour_prob:
         fix_set = {n for n, _ in pairs}

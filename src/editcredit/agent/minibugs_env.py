@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import cast
 
 from editcredit.agent.actions import (
     FormatError,
@@ -11,7 +12,12 @@ from editcredit.agent.actions import (
     numbered,
     parse_action,
 )
-from editcredit.agent.candidates import candidate_fixes, candidate_listing, tree_with
+from editcredit.agent.candidates import (
+    Candidate,
+    candidate_fixes,
+    candidate_listing,
+    tree_with,
+)
 from editcredit.agent.protocol import Environment, TurnRecord, content_hash
 from editcredit.data.task import Task
 from editcredit.grading.grader import GradingReport, observe_tree
@@ -59,7 +65,7 @@ _WORKDIR = re.compile(r"""[^\s"']*/tree/""")
 
 
 def _failure_messages(report: GradingReport) -> dict[str, str]:
-    out = {}
+    out: dict[str, str] = {}
     if report.sandbox is None:
         return out
     for item in report.sandbox.observations.items:
@@ -95,7 +101,7 @@ class MinibugsEnv(Environment):
         self.max_turns = max_turns
         self.numbered_lines = numbered_lines
         self.shows_candidates = candidates
-        self.candidates = []
+        self.candidates: list[Candidate] = []
         self._task: Task | None = None
 
     def reset(self, task: Task) -> str:
@@ -158,9 +164,10 @@ class MinibugsEnv(Environment):
         assert task is not None
         if not task.visible_tests():
             return "tests: this task has no visible tests"
-        report = observe_tree(
-            visible_view(task), self.final_patch(), self.sandbox, run_selection(task)
-        )
+        # None selects every expected test: observe_tree passes it on to
+        # sandbox.base.observe_selected, which takes list[str] | None
+        select = cast(list[str], run_selection(task))
+        report = observe_tree(visible_view(task), self.final_patch(), self.sandbox, select)
         self.infra_failures += report.outcome == "infrastructure_failure"
         return summarize_report(report)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, cast
 
 from tqdm import tqdm
 
@@ -61,7 +61,8 @@ def rollout_and_grade(
         reward = terminal_reward(
             report, fmt, reward_cfg["format_penalty"], reward_cfg["regression_penalty"]
         )
-        return trajectory_row(episode, report, reward)
+        # the rows are handed on as plain mappings (probe_figures, the pool's screen)
+        return cast(dict[str, Any], trajectory_row(episode, report, reward))
 
     with ThreadPoolExecutor(workers) as ex:
         graded = ex.map(finish, episodes)

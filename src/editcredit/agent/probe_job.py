@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 
 from editcredit.agent.environments import environment_factory
 from editcredit.agent.probe import probe_figures, rollout_and_grade
 from editcredit.agent.rollout import RolloutConfig
-from editcredit.agent.trajectory import write_trajectories
+from editcredit.agent.trajectory import TrajectoryRow, write_trajectories
 from editcredit.audit.provenance import write_result_json
 from editcredit.audit.volatile import write_volatile
 from editcredit.data.freeze import load_tasks
@@ -121,7 +121,9 @@ def probe_job(
         "device": str(device),
     }
     seconds = round(time.monotonic() - start, 2)
-    write_trajectories(train_rows + dev_rows + holdout_rows, Path(out_trajectories))
+    # trajectory_row's rows, which rollout_and_grade hands on as plain mappings
+    rows = cast(list[TrajectoryRow], train_rows + dev_rows + holdout_rows)
+    write_trajectories(rows, Path(out_trajectories))
     # not the gold-times directory: its records hold wall-clock seconds, which would make
     # every downstream byte depend on the clock (they only set the tests' time limits)
     inputs = [model_dir, tasks_path]

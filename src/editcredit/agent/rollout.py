@@ -13,6 +13,7 @@ import hashlib
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 from tqdm import tqdm
 
@@ -89,8 +90,8 @@ def run_episodes(
     # a generator that keeps each episode's keys and values encodes only a turn's new tokens
     # (policy.generation); nothing is kept across calls of this function
     keeps = bool(getattr(generator, "keeps_prefixes", False))
-    if keeps:
-        generator.release()
+    if keeps:  # such a generator has release (not part of the Generator protocol)
+        cast(Any, generator).release()
     bar = tqdm(total=cfg.max_turns, desc=progress, disable=progress is None, mininterval=5.0)
     for turn in range(cfg.max_turns):
         active = [e for e in episodes if not e.done]
@@ -108,7 +109,8 @@ def run_episodes(
         texts = []
         for episode, out in zip(active, outputs, strict=True):
             episode.extend(out.token_ids, out.logprobs, turn)
-            action = episode.conversation.reply(out.token_ids)
+            # every episode here was started with a conversation (above)
+            action = cast(Conversation, episode.conversation).reply(out.token_ids)
             texts.append(action if out.finished else "<truncated>")
         with ThreadPoolExecutor(step_workers) as ex:
             steps = list(
@@ -116,7 +118,7 @@ def run_episodes(
             )
         for episode, (observation, done) in zip(active, steps, strict=True):
             if not done:
-                obs_ids = episode.conversation.observe(observation)
+                obs_ids = cast(Conversation, episode.conversation).observe(observation)
                 if (
                     len(episode.token_ids) + len(obs_ids) + cfg.max_new_tokens
                     > cfg.max_context_tokens
@@ -129,7 +131,7 @@ def run_episodes(
         bar.update(1)
     bar.close()
     if keeps:
-        generator.release()
+        cast(Any, generator).release()
     for episode in episodes:
         if not episode.done:
             episode.env.end("turn_budget")

@@ -16,6 +16,7 @@ import functools
 import math
 import random
 from dataclasses import dataclass
+from typing import Any, cast
 
 from editcredit.agent.actions import format_action
 from editcredit.agent.experts import _edit
@@ -108,8 +109,8 @@ def _reversal_candidates(
             continue
         keep(Reversal(m.operator, path, m.lineno, lines[m.lineno - 1], new[m.lineno - 1]))
     if kinds.get(UNNEGATE, 0.0) > 0:
-        for n, new in _unnegations(source, function):
-            keep(Reversal(UNNEGATE, path, n, lines[n - 1], new))
+        for n, new_line in _unnegations(source, function):
+            keep(Reversal(UNNEGATE, path, n, lines[n - 1], new_line))
     return tuple(sorted(found.values(), key=lambda r: (r.line, r.kind, r.new)))
 
 
@@ -144,7 +145,9 @@ def search_episode(
     path, function = seed_location(task)
     observations = [env.reset(task)]
     actions: list[str] = []
-    lines = task.files[path].split("\n")
+    # a search task is inline: its seed function is read from its files
+    files = cast(dict[str, str], task.files)
+    lines = files[path].split("\n")
 
     def act(text: str) -> tuple[str, bool]:
         observation, done = env.step(text)
@@ -153,25 +156,26 @@ def search_episode(
             observations.append(observation)
         return observation, done
 
-    candidates = reversal_candidates(task.files[path], path, function, kinds)
+    candidates = reversal_candidates(files[path], path, function, kinds)
     if pool > 0:
         shared = random.Random(f"{pool_seed}:{task.instance_id}:pool")
         candidates = search_order(candidates, kinds, shared)[:pool]
     order = search_order(candidates, kinds, rng)
     if getattr(env, "shows_candidates", False):
         # the environment's numbered list (agent.candidates): a try replaces the previous one
-        number = {(c.line, c.new): c.number for c in env.candidates}
-        steps = [
+        shown = cast(Any, env).candidates  # an environment that shows candidates has them
+        number = {(c.line, c.new): c.number for c in shown}
+        steps: list[tuple[str, str | None]] = [
             (f"try {number[(c.line, c.new)]}", None) for c in order if (c.line, c.new) in number
         ]
     else:
         steps = []
         for cand in order:
-            there = _edit(lines, path, cand.line, cand.new, style)
+            edit_there = _edit(lines, path, cand.line, cand.new, style)
             changed = [*lines[: cand.line - 1], cand.new, *lines[cand.line :]]
-            back = _edit(changed, path, cand.line, cand.old, style)
-            if there is not None and back is not None:
-                steps.append((format_action(there), format_action(back)))
+            edit_back = _edit(changed, path, cand.line, cand.old, style)
+            if edit_there is not None and edit_back is not None:
+                steps.append((format_action(edit_there), format_action(edit_back)))
     for there, back in steps:
         if len(actions) + 3 > max_turns:
             break

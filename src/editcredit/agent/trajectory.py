@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 from pathlib import Path
-from typing import TypedDict
+from typing import TypedDict, cast
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -85,7 +85,8 @@ def trajectory_row(
     episode: Episode, report: GradingReport, reward: RewardComponents
 ) -> TrajectoryRow:
     _, blocks, selected = episode_blocks(episode)
-    return {
+    # the reward's fields complete the row (a ** expansion mypy cannot match to the keys)
+    row = {
         "rollout_key": episode.rollout_key,
         "instance_id": episode.task.instance_id,
         "split": episode.task.split,
@@ -102,6 +103,7 @@ def trajectory_row(
         "report": json.dumps(stored_report(report), sort_keys=True),
         **{k: v for k, v in asdict(reward).items()},
     }
+    return cast(TrajectoryRow, row)
 
 
 def write_trajectories(rows: list[TrajectoryRow], path: Path) -> None:
