@@ -34,8 +34,13 @@ from pathlib import Path
 
 import torch
 
-from editcredit.policy.gpu_memory import MIB, allocator_budget_bytes
-from editcredit.policy.gpu_processes import foreign_processes, gpu_processes, own_pids
+from editcredit.policy.gpu_memory import MIB, PROCESS_OVERHEAD_MB, allocator_budget_bytes
+from editcredit.policy.gpu_processes import (
+    foreign_processes,
+    gpu_processes,
+    own_pids,
+    process_memory_mb,
+)
 
 LOCK_DIR = Path(os.environ.get("EDITCREDIT_GPU_LOCKS", "/tmp/editcredit-gpu-locks"))
 MEMORY_QUERY = ["nvidia-smi", "--query-gpu=index,uuid,memory.total", "--format=csv,noheader"]
@@ -293,3 +298,17 @@ def _report_peak() -> None:
             f"{allocated:.0f} MiB, allocator budget {budget / MIB:.0f} MiB",
             flush=True,
         )
+    print(_outside_line(process_memory_mb(), torch.cuda.device_count()), flush=True)
+
+
+def _outside_line(process_mb: int | None, devices: int) -> str:
+    """The process's whole device memory now (``nvidia-smi``) and what of it lies outside the
+    allocator (against the declared ``PROCESS_OVERHEAD_MB``), for the job's log."""
+    if process_mb is None:
+        return f"GPU memory of pid {os.getpid()} at exit: not listed by nvidia-smi"
+    reserved = sum(torch.cuda.memory_reserved(i) for i in range(devices)) / MIB
+    return (
+        f"GPU memory of pid {os.getpid()} at exit: {process_mb} MiB in nvidia-smi, "
+        f"{process_mb - reserved:.0f} MiB of it outside the allocator "
+        f"(declared overhead {PROCESS_OVERHEAD_MB} MiB a device)"
+    )

@@ -20,10 +20,17 @@ __all__ = [
     "own_pids",
     "parent_pid",
     "parse_gpu_processes",
+    "parse_process_memory",
+    "process_memory_mb",
 ]
 
 GPU_QUERY = ["nvidia-smi", "--query-gpu=index,uuid", "--format=csv,noheader"]
 APPS_QUERY = ["nvidia-smi", "--query-compute-apps=gpu_uuid,pid", "--format=csv,noheader"]
+MEMORY_QUERY = [
+    "nvidia-smi",
+    "--query-compute-apps=pid,used_memory",
+    "--format=csv,noheader,nounits",
+]
 
 
 def parse_gpu_processes(gpus_csv: str, apps_csv: str) -> dict[str, list[int]]:
@@ -56,6 +63,32 @@ def gpu_processes(run: Callable[..., subprocess.CompletedProcess] = subprocess.r
     except (OSError, subprocess.SubprocessError):
         return None
     return parse_gpu_processes(gpus, apps)
+
+
+def parse_process_memory(apps_csv: str, pid: int) -> int | None:
+    """The device memory (MiB, every device together) ``nvidia-smi`` reports for ``pid``, from
+    its ``pid,used_memory`` CSV answer without units; None when the process is not listed (a
+    container may show other pids) or the driver does not report it."""
+    total, seen = 0, False
+    for line in apps_csv.splitlines():
+        if not line.strip():
+            continue
+        listed, used = (part.strip() for part in line.split(","))
+        if listed == str(pid) and used.isdigit():
+            total, seen = total + int(used), True
+    return total if seen else None
+
+
+def process_memory_mb(
+    pid: int | None = None, run: Callable[..., subprocess.CompletedProcess] = subprocess.run
+) -> int | None:
+    """:func:`parse_process_memory` of ``pid`` (this process by default) on this machine: its
+    whole device memory, allocator and all that lies outside it; None without an answer."""
+    try:
+        out = run(MEMORY_QUERY, capture_output=True, text=True, check=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return parse_process_memory(out, os.getpid() if pid is None else pid)
 
 
 def parent_pid(pid: int) -> int | None:
