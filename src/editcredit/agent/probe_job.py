@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, cast
 
@@ -51,7 +52,7 @@ def probe_job(
     out_trajectories: str,
     *,
     gpus: int,
-    config: dict[str, Any],
+    config: Mapping[str, Any],
     gold_times: str | None = None,
 ) -> dict[str, Any]:
     """Rule probe; ``settings`` is what the job reads of the config (the rule's params);
