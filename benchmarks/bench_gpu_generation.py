@@ -37,7 +37,8 @@ generator keeps (``FastGenerator.max_cached``), ``--no-graph`` decodes eagerly, 
 the graphs shows, ``--stream-per-capture`` captures each graph from a new side stream (the
 generator's earlier behaviour, for comparison); the environment (``CUDA_MODULE_LOADING``,
 ``CUBLAS_WORKSPACE_CONFIG``) is recorded with the phases, and the policy update's phase after
-the generation's.
+the generation's. The marks of each capture fall inside the timed calls (an ``nvidia-smi``
+call each): take the seconds from a run without ``--phases``.
 """
 
 from __future__ import annotations

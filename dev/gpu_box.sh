@@ -5,6 +5,8 @@
 # docker is); OUT is where the figures go.
 #
 #   dev/gpu_box.sh bench OUT     # the evaluation job's generation against its bandwidth bound
+#   dev/gpu_box.sh phases OUT    # its process's whole memory per phase, and the suspects of
+#                                # what lies outside the allocator (docs/scale.md)
 #   dev/gpu_box.sh study OUT     # start the documented GPU-box command (in the background)
 #   dev/gpu_box.sh wait S OUT    # wait up to S seconds for it, then copy what it measured
 set -euo pipefail
@@ -39,6 +41,17 @@ bench)
     python3 -m editcredit.policy.gpu_box
     (cd benchmarks && python3 bench_gpu_generation.py --eval-job --episodes 512 --out "$out")
     ;;
+phases)
+    out=$1
+    nvidia-smi --query-gpu=name,memory.total,memory.used --format=csv,noheader
+    cd benchmarks
+    b="python3 bench_gpu_generation.py --eval-job --phases --episodes 512 --out $out"
+    $b --name phases
+    CUDA_MODULE_LOADING=EAGER $b --skip-update --name phases_eager_modules
+    CUBLAS_WORKSPACE_CONFIG=:16:8 $b --skip-update --name phases_small_cublas
+    $b --skip-update --max-graphs 2 --name phases_two_graphs
+    $b --skip-update --max-graphs 2 --stream-per-capture --name phases_stream_per_capture
+    ;;
 study)
     out=$1
     resources=$(python3 -m editcredit.policy.gpu_box)
@@ -67,7 +80,7 @@ wait)
     tail -n 3 "$STATE/study.log"
     ;;
 *)
-    echo "usage: dev/gpu_box.sh bench|study|wait ..." >&2
+    echo "usage: dev/gpu_box.sh bench|phases|study|wait ..." >&2
     exit 2
     ;;
 esac
