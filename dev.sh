@@ -5,8 +5,8 @@
 #   ./dev.sh test    setup, then the fast tier: every test not marked long (-m "not long"; a -m
 #                    of your own replaces it), the tests to run on every change (docs/testing.md)
 #   ./dev.sh test-all  setup, then the whole suite, the long end-to-end tests included
-#   ./dev.sh lint    ruff, snakefmt --check and snakemake --lint (setup first when .venv is missing)
-#   ./dev.sh ci      setup, the three linters, then the whole suite (what .ci/run calls)
+#   ./dev.sh lint    ruff, snakefmt --check, snakemake --lint and mypy (setup first when .venv is missing)
+#   ./dev.sh ci      setup, the four linters, then the whole suite (what .ci/run calls)
 #   ./dev.sh slurm start|stop|status|env   a one-node SLURM on this machine (dev/slurm.sh)
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -71,7 +71,8 @@ setup() {
   "$VENV/bin/editcredit" build-image
 }
 
-# The linters CI runs; each must be clean (DESIGN: ruff and snakefmt clean, snakemake --lint clean).
+# The linters CI runs; each must be clean (DESIGN: ruff and snakefmt clean, snakemake --lint clean,
+# mypy clean on src/editcredit with the strictness of pyproject.toml's [tool.mypy]).
 lint() {
   log "ruff check"
   "$VENV/bin/ruff" check src tests benchmarks scripts
@@ -79,6 +80,8 @@ lint() {
   "$VENV/bin/snakefmt" --check rules Snakefile
   log "snakemake --lint"
   "$VENV/bin/snakemake" --lint
+  log "mypy"
+  "$VENV/bin/mypy"
 }
 
 # Whether pytest's arguments choose markers themselves (then the fast tier's -m is not added).
