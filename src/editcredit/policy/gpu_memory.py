@@ -33,7 +33,7 @@ evaluation job's generation: the CUDA context as created, 615 MiB; then the kern
 as they are first used and cuBLAS's handles, up to 781 MiB in all by the end (81 graphs
 captured, 6 kept: their exec objects add under 30 MiB; a policy update's kernels a few MiB
 more). Rounded up to 1,024 MiB for the kernels other jobs load. ``CUDA_MODULE_LOADING=EAGER``
-loads every kernel of the libraries at once (1,257 MiB at the context, 1,843 MiB by the end):
+loads every kernel of the libraries at once (1,257 MiB at the context, 1,853 MiB by the end):
 it is not supported on a shared card."""
 ROUND_MB = 256
 """Declared budgets are rounded up to a multiple of this."""
