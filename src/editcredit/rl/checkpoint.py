@@ -33,6 +33,16 @@ TOKENIZER_FILES = (
 plays the model through."""
 
 
+def seed_rng(seed: int) -> None:
+    """Seed every generator a checkpoint records (Python's, NumPy's global one and torch's) from
+    the run's seed, so that a run's first ``state/rng.json`` is a function of its seed; Python
+    and NumPy otherwise start from the operating system's entropy and the file would differ
+    between any two runs."""
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
 def rng_state() -> dict[str, Any]:
     # the legacy global generator is MT19937, whose state is a tuple (name, keys, pos, ...)
     np_state = cast(tuple[Any, ...], np.random.get_state())

@@ -29,7 +29,7 @@ from editcredit.progress import Progress
 from editcredit.protocol.budget import BudgetGuard, split_ledger
 from editcredit.records import CreditReason
 from editcredit.rl.advantages import weigh_negative
-from editcredit.rl.checkpoint import load_state, save_segment
+from editcredit.rl.checkpoint import load_state, save_segment, seed_rng
 from editcredit.rl.config import TrainConfig
 from editcredit.rl.credit import ARM_QUERIES_CF
 from editcredit.rl.cursor import DataCursor
@@ -201,7 +201,7 @@ def start_trainer(
 
     opt_state, state = load_state(spec.start_state)
     if spec.start_state is None:
-        torch.manual_seed(cfg.seed)
+        seed_rng(cfg.seed)
     model = AutoModelForCausalLM.from_pretrained(str(spec.start_model), dtype=torch.float32)
     # transformers types PreTrainedModel.to through a wrapper that mypy reads as unbound
     model.to(device)  # type: ignore[arg-type]
