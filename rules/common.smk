@@ -84,6 +84,8 @@ def suite_sources(wildcards):
     suite = SETTINGS.suites[wildcards.suite]
     if suite.generator == "minibugs":
         return POOL_FILES
+    if suite.generator == "multibugs":
+        return POOL_FILES + ["src/editcredit/data/minibugs/multi.py"]
     if suite.generator == "procedural":
         return ["src/editcredit/data/procedural.py"]
     return [suite.source]

@@ -54,6 +54,18 @@ def test_dry_run_lists_the_pending_targets(workdir):
     assert "14 segment checkpoint(s)" in line and line.endswith(": fits")
 
 
+def test_the_multibug_suite_is_frozen_by_its_rule_from_the_pool_and_its_generator(workdir):
+    target = "data/frozen/multibugs/tasks.parquet"
+    proc = smk(
+        "-n", "--cores", "1", target, "--configfile", "config/config.yaml",
+        "config/presets/multibug-suite.yaml", cwd=workdir,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    (inputs,) = [x for x in proc.stdout.splitlines() if x.strip().startswith("input:")]
+    assert "src/editcredit/data/minibugs/multi.py" in inputs
+    assert "src/editcredit/data/minibugs/pool/textops.py" in inputs
+
+
 def test_a_plan_that_does_not_fit_the_free_space_stops_before_any_job(workdir):
     (workdir / "extra.yaml").write_text("training:\n  health:\n    min_free_disk_gb: 1.0e+9\n")
     proc = smk("--cores", "1", "--configfile", "extra.yaml", cwd=workdir)
