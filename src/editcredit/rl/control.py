@@ -18,6 +18,7 @@ from editcredit.data.task import Task
 from editcredit.layout import control_run_name
 from editcredit.progress import Progress
 from editcredit.protocol.budget import BudgetGuard
+from editcredit.records import Arm
 from editcredit.rl.config import TrainConfig
 from editcredit.rl.cursor import DataCursor
 from editcredit.rl.records import RolloutRow
@@ -44,7 +45,7 @@ def replay_control(
     ``cfg.seed``. ``cfg.arm`` must query no counterfactual (the control trains nothing).
     With a ``budget``, each step is checked before it is played; a cap it would cross raises
     :class:`~editcredit.protocol.budget.BudgetExceeded` (its receipt under ``logs/budgets/``)."""
-    if cfg.arm != "O":
+    if cfg.arm != Arm.O:
         raise ValueError(f"the control replays arm O's draws, not arm {cfg.arm!r}")
     by_id = {t.instance_id: t for t in pool}
     cursor = DataCursor(cfg.seed)

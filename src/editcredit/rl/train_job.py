@@ -30,6 +30,7 @@ from editcredit.layout import control_run_name, parse_run, train_job, volatile_s
 from editcredit.policy.base_job import training_tasks
 from editcredit.policy.devices import bind_gpus
 from editcredit.protocol.budget import Budget, BudgetGuard, job_guard, split_ledger
+from editcredit.records import Arm
 from editcredit.rl.config import TrainConfig
 from editcredit.rl.control import replay_control
 from editcredit.rl.cursor import pool_of_size
@@ -384,7 +385,7 @@ def control_replay_job(
     (``budget``). ``models`` and ``config`` as for :func:`train_segment_job`."""
     seed, base_model, out = int(job.seed), job.base_model, job.out
     tasks_path, controls_path = job.tasks, job.controls
-    cfg = run_config(settings.grpo, settings.agent.temperature, "O", seed)
+    cfg = run_config(settings.grpo, settings.agent.temperature, Arm.O.value, seed)
     steps = int(settings.endpoint_step)
     setup = rollout_setup(base_model, job, settings, gpus=gpus, threads=threads, models=models)
     device, pool = setup.device, setup.pool
