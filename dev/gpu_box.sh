@@ -9,6 +9,9 @@
 #                                # what lies outside the allocator (docs/scale.md)
 #   dev/gpu_box.sh study OUT     # start the documented GPU-box command (in the background)
 #   dev/gpu_box.sh wait S OUT    # wait up to S seconds for it, then copy what it measured
+#
+# The study runs with --keep-going: a failed job stops only what depends on it, so one run
+# measures every other job (the profile's keep-going: false is for studies, not measurements).
 set -euo pipefail
 what=$1
 shift
@@ -32,6 +35,13 @@ collect() {
         printf '%s\t%s\n' "$f" "$(tail -n 1 "$f")"
     done >"$out/benchmarks.tsv"
     grep -h "GPU memory of" "$STATE/study.log" >"$out/gpu_peaks.txt" 2>/dev/null || true
+    # every job's log, and what the study computed that a CPU run's can be compared with
+    # (statistics, stop study, audits, training records, evaluation scores, the tables)
+    tar -czf "$out/logs.tar.gz" logs 2>/dev/null || true
+    find results/stats results/stop results/audits results/training paper/tables \
+        results/eval -name scores.json -o -name '*.json' -not -path 'results/eval/*/*/*' \
+        -o -name '*.tsv' -o -name '*.tex' -o -name '*.csv' 2>/dev/null |
+        tar -czf "$out/computed.tar.gz" -T - 2>/dev/null || true
 }
 
 case $what in
@@ -64,7 +74,7 @@ study)
     setsid nohup bash -c "start=\$(date +%s); python3 -m snakemake --cores 16 \
         --workflow-profile profiles/gpu --resources $resources \
         --configfile config/presets/gpu-box.yaml config/presets/tiny-large.yaml \
-        --omit-from paper; echo \"snakemake rc=\$? wall=\$(( \$(date +%s) - start ))s\"" \
+        --omit-from paper --keep-going; echo \"snakemake rc=\$? wall=\$(( \$(date +%s) - start ))s\"" \
         >"$STATE/study.log" 2>&1 &
     sleep 5
     tail -n 5 "$STATE/study.log"
