@@ -64,7 +64,9 @@ phases)
     ;;
 study)
     out=$1
-    resources=$(python3 -m editcredit.policy.gpu_box)
+    # GPU_BOX_RESOURCES stands in for the box's own line, e.g. an 80 GB card's
+    # "gpu=32 gpu_mem_mb=81047" on a larger card
+    resources=${GPU_BOX_RESOURCES:-$(python3 -m editcredit.policy.gpu_box)}
     echo "resources: $resources"
     setsid nohup nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used \
         --format=csv -lms 1000 >"$STATE/smi.csv" 2>&1 &
