@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from editcredit.audit.volatile import read_volatile
 from editcredit.config import load_config
+from editcredit.io.volatile import read_volatile
 from editcredit.job_settings import SegmentSettings
 from editcredit.rl.train_job import SegmentJob, train_segment_job
 from editcredit.settings import Settings

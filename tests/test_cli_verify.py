@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from editcredit.audit import provenance
-from editcredit.audit.provenance import write_result_json, write_result_tex
+from editcredit.io import provenance
+from editcredit.io.provenance import write_result_json, write_result_tex
 
 
 def clean_code(dirty: bool = False) -> dict:

@@ -20,9 +20,9 @@ from jobfactory import NO_RAY, eval_settings, run_control_replay, run_segment
 from policyfactory import toy_tasks, train_toy_policy
 from taskfactory import CONFIG, TOY_AGENT
 
-from editcredit.audit.provenance import read_provenance
 from editcredit.data.freeze import write_parquet
 from editcredit.evaluation.job import EvalModelJob, eval_model_job, plan_job, scores_job
+from editcredit.io.provenance import read_provenance
 from editcredit.layout import is_volatile, volatile_sidecar
 
 RUN = "M-s42"

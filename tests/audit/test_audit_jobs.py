@@ -11,10 +11,10 @@ import pyarrow.parquet as pq
 import pytest
 from ckpt_factory import load, nudge, save_bf16, variant
 
-from editcredit.audit.identity import write_identity
 from editcredit.audit.jobs import AuditFailed, audit_params_job, audit_summary_job
 from editcredit.audit.param_audit import EQUALS_BASE
-from editcredit.audit.provenance import read_provenance, sha256_path
+from editcredit.io.identity import write_identity
+from editcredit.io.provenance import read_provenance, sha256_path
 
 CONFIG = {"audit": {"chunk_mib": 1}, "training": {"endpoint_step": 4}}
 UP = "model.layers.0.mlp.up_proj.weight"

@@ -11,7 +11,7 @@ import pytest
 from safetensors.numpy import save_file
 
 from editcredit.audit.dtype_align import f32_to_bf16_bits, f64_to_bf16_bits, to_storage
-from editcredit.audit.safetensors_reader import Checkpoint, SafetensorsError, SafetensorsFile
+from editcredit.io.safetensors_reader import Checkpoint, SafetensorsError, SafetensorsFile
 
 ALL_NUMPY = {
     "f64": np.array([[1.5, -2.0], [np.inf, 3e300]], dtype=np.float64),

@@ -12,8 +12,8 @@ from qwenfactory import write_stock_qwen2
 from taskfactory import CONFIG
 
 from editcredit.audit.base_pin import BaseDrifted, changed_files, check_base, guard_base
-from editcredit.audit.identity import files_sha256, write_identity
-from editcredit.audit.provenance import sha256_path
+from editcredit.io.identity import files_sha256, write_identity
+from editcredit.io.provenance import sha256_path
 from editcredit.policy.base_job import import_model
 
 STOCK_FILES = [

@@ -10,11 +10,11 @@ import pytest
 import yaml
 from taskfactory import REPO
 
-from editcredit.audit import identity, provenance
 from editcredit.audit.drift import Drift, config_drift, current_config_hash, dirty_drift
-from editcredit.audit.provenance import config_hash, write_result_json
 from editcredit.audit.verify import format_report, report_json, verify_tree
 from editcredit.config import ConfigError, load_config
+from editcredit.io import identity, provenance
+from editcredit.io.provenance import config_hash, write_result_json
 
 C, D, U = "c" * 40, "d" * 64, "e" * 64
 

@@ -11,14 +11,14 @@ import pyarrow as pa
 import pytest
 from safetensors.numpy import save_file
 
-from editcredit.audit import hash_cache, identity, provenance
-from editcredit.audit.identity import write_identity
-from editcredit.audit.provenance import (
+from editcredit.audit.verify import format_report, report_json, verify_tree
+from editcredit.io import hash_cache, identity, provenance
+from editcredit.io.identity import write_identity
+from editcredit.io.provenance import (
     write_result_json,
     write_result_parquet,
     write_result_tex,
 )
-from editcredit.audit.verify import format_report, report_json, verify_tree
 
 TABLE = "\\begin{tabular}{l}\n\\end{tabular}\n"
 

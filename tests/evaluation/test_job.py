@@ -19,10 +19,10 @@ from evalfakes import (
 )
 from jobfactory import eval_files, eval_settings
 
-from editcredit.audit.provenance import read_provenance
 from editcredit.evaluation.job import eval_model_job, scores_job
 from editcredit.evaluation.ledger import INFRA_AFTER_PATCH, INFRA_BEFORE_PATCH, UNRESOLVED_VERDICT
 from editcredit.evaluation.sandboxes import CountingSandbox
+from editcredit.io.provenance import read_provenance
 
 
 def eval_cfg(**faults):

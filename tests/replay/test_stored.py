@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from editcredit.audit.hashing import sha256_text
+from editcredit.io.hashing import sha256_text
 from editcredit.replay.stored import read_segment, read_study
 from editcredit.rl.records import CREDIT_SCHEMA, ROLLOUT_SCHEMA
 

@@ -18,9 +18,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from editcredit.audit.identity import write_identity
-from editcredit.audit.volatile import write_volatile
 from editcredit.evaluation.slots import SLOTS_SCHEMA
+from editcredit.io.identity import write_identity
+from editcredit.io.volatile import write_volatile
 from editcredit.rl.records import CREDIT_SCHEMA, METRICS_SCHEMA, ROLLOUT_SCHEMA
 
 #: the figures rule's outputs (names)

@@ -77,9 +77,9 @@ def test_provenance_first_line_round_trip(tmp_path):
 
 
 def test_provenance_line_readable_by_the_audit_reader(tmp_path):
-    provenance = pytest.importorskip("editcredit.audit.provenance")
+    provenance = pytest.importorskip("editcredit.io.provenance")
     if not hasattr(provenance, "read_provenance"):
-        pytest.skip("editcredit.audit.provenance.read_provenance not available")
+        pytest.skip("editcredit.io.provenance.read_provenance not available")
     src = tmp_path / "in.json"
     src.write_text("{}")
     out = tmp_path / "t.tex"

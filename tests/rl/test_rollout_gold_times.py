@@ -11,8 +11,8 @@ from jobfactory import run_control_replay, run_segment
 from policyfactory import toy_tasks
 from taskfactory import CONFIG, write_control_records
 
-from editcredit.audit.provenance import read_provenance
 from editcredit.data.freeze import write_parquet
+from editcredit.io.provenance import read_provenance
 from editcredit.rl import train_job
 from editcredit.rl.cursor import pool_of_size
 
@@ -107,7 +107,7 @@ def test_without_a_directory_the_workers_get_no_times_and_a_missing_one_is_named
 
 
 def _random_policy(out):
-    from editcredit.audit.identity import write_identity
+    from editcredit.io.identity import write_identity
     from editcredit.policy.chat import ChatTemplate
     from editcredit.policy.model import new_model, tiny_config
     from editcredit.policy.tokenizer import train_tokenizer

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from editcredit.audit.volatile import write_volatile
+from editcredit.io.volatile import write_volatile
 from editcredit.rl.segment import SegmentSpec, segment_receipt
 from editcredit.rl.timing import PHASES, segment_volatile, step_seconds
 from editcredit.rl.train_job import (

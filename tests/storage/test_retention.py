@@ -9,7 +9,7 @@ import stat
 
 import pytest
 
-from editcredit.audit.identity import write_identity
+from editcredit.io.identity import write_identity
 from editcredit.storage.retention import PruneError, prune_segment, pruned_steps, retained_steps
 
 

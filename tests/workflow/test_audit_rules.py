@@ -19,10 +19,10 @@ import yaml
 from checkout import copy_sources
 from safetensors.numpy import save_file
 
-from editcredit.audit.identity import write_identity
 from editcredit.audit.param_audit import EQUALS_BASE
-from editcredit.audit.provenance import read_provenance
 from editcredit.audit.verify import verify_tree
+from editcredit.io.identity import write_identity
+from editcredit.io.provenance import read_provenance
 
 SNAKEFILE = """\
 from snakemake.utils import validate

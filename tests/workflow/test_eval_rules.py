@@ -49,7 +49,7 @@ def smk(workdir: Path, *args: str, timeout: int = 600) -> subprocess.CompletedPr
 
 
 def _random_policy(out: Path) -> None:
-    from editcredit.audit.identity import write_identity
+    from editcredit.io.identity import write_identity
     from editcredit.policy.chat import ChatTemplate
     from editcredit.policy.model import new_model, tiny_config
     from editcredit.policy.tokenizer import train_tokenizer

@@ -23,7 +23,7 @@ import yaml
 from checkout import copy_sources
 from safetensors.numpy import save_file
 
-from editcredit.audit.identity import write_identity
+from editcredit.io.identity import write_identity
 
 pytestmark = pytest.mark.slow
 

@@ -14,10 +14,10 @@ from editcredit.agent.environments import environment_factory
 from editcredit.agent.probe import probe_figures, rollout_and_grade
 from editcredit.agent.rollout import RolloutConfig
 from editcredit.agent.trajectory import TrajectoryRow, write_trajectories
-from editcredit.audit.provenance import write_result_json
-from editcredit.audit.volatile import write_volatile
 from editcredit.data.freeze import load_tasks
 from editcredit.grading.grader_identity import study_report_store
+from editcredit.io.provenance import write_result_json
+from editcredit.io.volatile import write_volatile
 from editcredit.job_settings import ProbeJobSettings
 from editcredit.policy.devices import bind_gpus
 from editcredit.sandbox.limits import gold_times_book

@@ -6,8 +6,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from editcredit.audit.hashing import sha256_text
 from editcredit.data.task import Task
+from editcredit.io.hashing import sha256_text
 
 content_hash = sha256_text
 """The hash of a file's content in the per-turn change record (path -> before/after)."""

@@ -5,7 +5,7 @@ against the config's pin, at the start of every job that reads the base (METHOD 
 edit of the source is an edit of the base of every run. The check hashes every file of the base
 at use time (once per job: a few GB take seconds to minutes, next to hours of training) and
 compares them with the receipt ``identity.json``; ``models.<name>.receipt_sha256``, when set,
-pins the receipt's file table (:func:`editcredit.audit.identity.files_sha256`) too, so a receipt
+pins the receipt's file table (:func:`editcredit.io.identity.files_sha256`) too, so a receipt
 rewritten to match an edited directory is refused as well.
 """
 
@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from editcredit.audit.identity import RECEIPT, file_hashes, files_sha256
-from editcredit.audit.provenance import sha256_file, sha256_path
+from editcredit.io.identity import RECEIPT, file_hashes, files_sha256
+from editcredit.io.provenance import sha256_file, sha256_path
 from editcredit.layout import base_model_dir
 
 __all__ = ["BaseDrifted", "changed_files", "check_base", "check_pin", "guard_base"]

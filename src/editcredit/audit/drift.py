@@ -15,8 +15,8 @@ from typing import Any
 
 import yaml
 
-from editcredit.audit.provenance import config_hash
 from editcredit.config import DEFAULT_SCHEMA, ConfigError, validate_config
+from editcredit.io.provenance import config_hash
 
 __all__ = ["Drift", "config_drift", "current_config_hash", "dirty_drift"]
 

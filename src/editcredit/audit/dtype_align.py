@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from editcredit.audit.safetensors_reader import DTYPES, FLOAT_DTYPES
+from editcredit.io.safetensors_reader import DTYPES, FLOAT_DTYPES
 
 __all__ = ["f32_to_bf16_bits", "f64_to_bf16_bits", "to_storage", "nonfinite_count"]
 

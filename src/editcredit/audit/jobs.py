@@ -20,10 +20,10 @@ import pyarrow as pa
 
 from editcredit.audit.audit_report import AuditReport, FileDigest
 from editcredit.audit.base_pin import guard_base
-from editcredit.audit.hashing import CHUNK_BYTES
-from editcredit.audit.identity import RECEIPT
 from editcredit.audit.param_audit import audit_checkpoint
-from editcredit.audit.provenance import directory_digest, write_result_json, write_result_parquet
+from editcredit.io.hashing import CHUNK_BYTES
+from editcredit.io.identity import RECEIPT
+from editcredit.io.provenance import directory_digest, write_result_json, write_result_parquet
 from editcredit.layout import parse_run
 
 __all__ = [

@@ -26,18 +26,18 @@ from editcredit.audit.audit_report import (
     TensorDelta,
     TensorDigest,
 )
-from editcredit.audit.hashing import CHUNK_BYTES, Digest, OrderedHasher
-from editcredit.audit.safetensors_reader import (
-    Checkpoint,
-    SafetensorsFile,
-    TensorInfo,
-    pread_into,
-)
 from editcredit.audit.tensor_compare import (
     DeltaAccumulator,
     Segment,
     Workspace,
     relative_change,
+)
+from editcredit.io.hashing import CHUNK_BYTES, Digest, OrderedHasher
+from editcredit.io.safetensors_reader import (
+    Checkpoint,
+    SafetensorsFile,
+    TensorInfo,
+    pread_into,
 )
 
 __all__ = ["audit_checkpoint", "EQUALS_BASE", "exclusions"]

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from editcredit.audit.dtype_align import nonfinite_count, to_storage
-from editcredit.audit.safetensors_reader import DTYPES, FLOAT_DTYPES, decode
+from editcredit.io.safetensors_reader import DTYPES, FLOAT_DTYPES, decode
 
 __all__ = [
     "DeltaAccumulator",

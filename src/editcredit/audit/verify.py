@@ -34,11 +34,11 @@ from typing import Any
 import yaml
 
 from editcredit.audit.drift import Drift, config_drift, current_config_hash, dirty_drift
-from editcredit.audit.hash_cache import HashCache
-from editcredit.audit.identity import RECEIPT, receipt_files, verify_identity
-from editcredit.audit.provenance import directory_digest, list_files, read_provenance
 from editcredit.audit.provenance_graph import ProvenanceGraph, chain, is_table
 from editcredit.config import ConfigError
+from editcredit.io.hash_cache import HashCache
+from editcredit.io.identity import RECEIPT, receipt_files, verify_identity
+from editcredit.io.provenance import directory_digest, list_files, read_provenance
 from editcredit.layout import is_volatile
 
 __all__ = ["Drift", "Finding", "VerifyReport", "format_report", "verify_tree"]

@@ -27,9 +27,9 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from editcredit.audit.hashing import sha256_text
 from editcredit.data.swebench_import import import_tasks
 from editcredit.data.task import Task
+from editcredit.io.hashing import sha256_text
 from editcredit.sandbox.base import SandboxError
 from editcredit.sandbox.patches import is_protected_path
 

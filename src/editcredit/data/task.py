@@ -28,7 +28,7 @@ from pydantic import (
     model_validator,
 )
 
-from editcredit.audit.hashing import sha256_text
+from editcredit.io.hashing import sha256_text
 
 #: Test runners a task may name; each has an observer in the sandbox's guest code.
 RUNNERS = ("pytest", "unittest", "django", "sympy")

@@ -24,12 +24,12 @@ from editcredit.agent.environments import EnvironmentMaker
 from editcredit.agent.reward import RewardComponents
 from editcredit.agent.rollout import RolloutConfig, run_episodes
 from editcredit.agent.trajectory import TRAJECTORY_SCHEMA, TrajectoryRow, trajectory_row
-from editcredit.audit.hashing import sha256_text
 from editcredit.data.task import Task
 from editcredit.evaluation.ledger import AttemptKind
 from editcredit.evaluation.sandboxes import INFRA_ERRORS, CountingSandbox, EpisodeSandbox
 from editcredit.evaluation.slots import Attempt, TrajectoryRef
 from editcredit.grading.grader import GradingReport, grade_patch
+from editcredit.io.hashing import sha256_text
 
 EVAL_TRAJECTORY_SCHEMA = TRAJECTORY_SCHEMA.append(pa.field("sample", pa.int16())).append(
     pa.field("attempt", pa.int16())

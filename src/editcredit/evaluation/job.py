@@ -22,8 +22,6 @@ from typing import Any
 from editcredit.agent.environments import environment_factory
 from editcredit.agent.rollout import RolloutConfig
 from editcredit.audit.base_pin import guard_base
-from editcredit.audit.provenance import atomic_write_text, provenance, write_result_json
-from editcredit.audit.volatile import write_volatile
 from editcredit.data.freeze import load_tasks
 from editcredit.data.task import Task
 from editcredit.evaluation.journal import open_journal
@@ -50,6 +48,8 @@ from editcredit.evaluation.slots import (
     write_slots_parquet,
 )
 from editcredit.grading.grader_identity import grader_identity, study_report_store
+from editcredit.io.provenance import atomic_write_text, provenance, write_result_json
+from editcredit.io.volatile import write_volatile
 from editcredit.job_settings import EvalModelSettings
 from editcredit.layout import eval_job, eval_scope, is_volatile
 from editcredit.protocol.budget import job_guard

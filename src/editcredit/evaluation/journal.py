@@ -22,10 +22,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from editcredit.audit.hashing import sha256_text
 from editcredit.data.task import canonical_json
 from editcredit.evaluation.slots import Attempt
 from editcredit.grading.grader_identity import grader_changes
+from editcredit.io.hashing import sha256_text
 
 JOURNAL_NAME = "journal.jsonl"
 GRADER_KEY = "grader"

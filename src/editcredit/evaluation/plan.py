@@ -20,9 +20,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from editcredit.audit.hashing import sha256_text
-from editcredit.audit.provenance import PARQUET_KEY
 from editcredit.data.task import Task, canonical_json
+from editcredit.io.hashing import sha256_text
+from editcredit.io.provenance import PARQUET_KEY
 
 PLAN_SCHEMA = pa.schema(
     [

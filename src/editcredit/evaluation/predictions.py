@@ -13,9 +13,9 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from editcredit.audit.provenance import atomic_write_text
 from editcredit.evaluation.ledger import GENERATION_KINDS
 from editcredit.evaluation.slots import SlotRecord, TaskSlots
+from editcredit.io.provenance import atomic_write_text
 
 
 def slot_patch(slot: SlotRecord) -> str | None:

@@ -21,8 +21,8 @@ import threading
 from collections import Counter
 from typing import Any
 
-from editcredit.audit.hashing import sha256_text
 from editcredit.data.task import Task
+from editcredit.io.hashing import sha256_text
 from editcredit.sandbox.base import SandboxError, SandboxReport, observe_selected
 from editcredit.sandbox.base import grade_selected as forward
 from editcredit.sandbox.observations import Observations

@@ -21,7 +21,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict
 
-from editcredit.audit.provenance import PARQUET_KEY
 from editcredit.evaluation.ledger import (
     AttemptKind,
     AttemptView,
@@ -31,6 +30,7 @@ from editcredit.evaluation.ledger import (
     check_history,
 )
 from editcredit.grading.stored_report import stable_log_tail, stable_sandbox
+from editcredit.io.provenance import PARQUET_KEY
 
 SLOTS_SCHEMA = pa.schema(
     [

@@ -8,9 +8,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from editcredit.audit.provenance import atomic_write_text, provenance, write_result_json
 from editcredit.data.freeze import load_tasks
 from editcredit.grading.controls import run_controls, summarize, training_pool
+from editcredit.io.provenance import atomic_write_text, provenance, write_result_json
 from editcredit.sandbox.pool import SandboxPool
 
 

@@ -7,10 +7,10 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from editcredit.audit.hashing import sha256_text
 from editcredit.data.task import Task
 from editcredit.grading.utility import training_score
 from editcredit.grading.verdicts import RunEvidence, VerdictKind, judge, sentinel_problems
+from editcredit.io.hashing import sha256_text
 from editcredit.sandbox.base import SandboxReport, grade_selected, observe_selected
 
 

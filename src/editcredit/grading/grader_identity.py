@@ -25,8 +25,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from editcredit.audit.hashing import sha256_file
-from editcredit.audit.provenance import directory_digest
+from editcredit.io.hashing import sha256_file
+from editcredit.io.provenance import directory_digest
 from editcredit.sandbox import report_store
 from editcredit.sandbox.runtime import image_runtime, local_runtime
 

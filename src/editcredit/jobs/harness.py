@@ -38,7 +38,7 @@ class JobContext:
     """What the harness hands every job beside its inputs and settings.
 
     ``provenance_config`` is the configuration as Snakemake loaded it: result files hash it into
-    their provenance block and identity receipts record it (``editcredit.audit.provenance``); no
+    their provenance block and identity receipts record it (``editcredit.io.provenance``); no
     job reads a value from it. Values a job reads come through its settings record or, for what
     must not rerun a job when it changes (budgets, the storage floor, a prune's k, the models'
     pins), through :attr:`settings`, the typed tree built here from the same configuration.

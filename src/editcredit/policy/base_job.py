@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from editcredit.audit.base_pin import check_pin
-from editcredit.audit.identity import RECEIPT, write_identity
 from editcredit.data.freeze import load_tasks
+from editcredit.io.identity import RECEIPT, write_identity
 
 HF_FILES = (
     "config.json",

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 import torch
 
-from editcredit.audit.hashing import sha256_text
-from editcredit.audit.identity import write_identity
 from editcredit.data.procedural import synthetic_name
+from editcredit.io.hashing import sha256_text
+from editcredit.io.identity import write_identity
 from editcredit.policy.chat import ChatTemplate
 from editcredit.policy.copy_drill import copy_drills
 from editcredit.policy.model import new_model, tiny_config

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from editcredit.audit.provenance import atomic_write_text
+from editcredit.io.provenance import atomic_write_text
 from editcredit.layout import BUDGET_DIR, SPEND_RECORDS, study_ledger
 
 #: the spend a budget can cap, in the order receipts list them
@@ -353,7 +353,7 @@ def write_spend_record(guard: BudgetGuard, directory: str | Path = SPEND_RECORDS
 
 
 #: the cost keys the clock decides: a receipt keeps the ledger without them, and its volatile
-#: sidecar holds them (``budget_spent``; ``editcredit.audit.volatile``)
+#: sidecar holds them (``budget_spent``; ``editcredit.io.volatile``)
 TIMED_COSTS = ("wall_seconds", "gpu_hours")
 
 

@@ -24,8 +24,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from editcredit.audit.hashing import sha256_file
-from editcredit.audit.provenance import atomic_write_text, code_version
+from editcredit.io.hashing import sha256_file
+from editcredit.io.provenance import atomic_write_text, code_version
 from editcredit.protocol.spec import ProtocolError, load_protocol, protocol_sha256
 
 DEFAULT_SEAL_DIR = Path("logs/seals")

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from editcredit.audit.hashing import sha256_file
+from editcredit.io.hashing import sha256_file
 
 #: keys every protocol declares (METHOD §11: measures, splits, policies, grid, gate)
 REQUIRED_KEYS = ("study", "measures", "splits", "policies", "grid", "gate")

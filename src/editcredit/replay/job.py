@@ -167,8 +167,8 @@ def replay_job(
 ) -> dict[str, Any]:
     """Rule replay: ``results/replay/summary.json`` (with provenance), or a failure naming
     every mismatch with both reports."""
-    from editcredit.audit.provenance import write_result_json
     from editcredit.data.freeze import load_tasks
+    from editcredit.io.provenance import write_result_json
     from editcredit.sandbox.factory import make_sandbox
 
     tasks = {t.instance_id: t for t in load_tasks(tasks_path)}

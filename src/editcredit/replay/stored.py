@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 import pyarrow.parquet as pq
 
-from editcredit.audit.hashing import sha256_text
+from editcredit.io.hashing import sha256_text
 
 __all__ = ["StoredGrading", "read_segment", "read_study", "unreplayable_reason"]
 

@@ -1,7 +1,7 @@
 """LaTeX output: escaping, number formats, the jinja2 environment, the provenance first line.
 
 Every generated ``.tex`` file starts with ``% editcredit-provenance: {one-line json}``: the
-provenance block (:func:`editcredit.audit.provenance.provenance`) of the result files it was
+provenance block (:func:`editcredit.io.provenance.provenance`) of the result files it was
 rendered from, in the format ``editcredit verify`` reads (:func:`read_tex_provenance`).
 
 Templates use LaTeX-friendly delimiters: ``<< value >>`` for values, ``<% for ... %>`` for
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import jinja2
 
-from editcredit.audit.provenance import (
+from editcredit.io.provenance import (
     TEX_PREFIX,
     atomic_write_text,
     provenance,

@@ -18,8 +18,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from editcredit.audit.provenance import code_version, config_hash
-from editcredit.audit.volatile import read_volatile
+from editcredit.io.provenance import code_version, config_hash
+from editcredit.io.volatile import read_volatile
 from editcredit.job_settings import TablesSettings
 from editcredit.layout import parse_audit_json, parse_run, parse_segment_dir, volatile_sidecar
 from editcredit.report import context as ctx

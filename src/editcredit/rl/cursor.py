@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import asdict, dataclass
 
-from editcredit.audit.hashing import sha256_text
+from editcredit.io.hashing import sha256_text
 
 
 def pool_of_size(task_ids: list[str], size: int) -> list[str]:

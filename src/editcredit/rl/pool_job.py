@@ -11,8 +11,8 @@ from typing import Any, cast
 
 from editcredit.agent.trajectory import TrajectoryRow, write_trajectories
 from editcredit.audit.base_pin import guard_base
-from editcredit.audit.provenance import write_result_json
-from editcredit.audit.volatile import write_volatile
+from editcredit.io.provenance import write_result_json
+from editcredit.io.volatile import write_volatile
 from editcredit.job_settings import PoolJobSettings
 from editcredit.policy.base_job import training_tasks
 from editcredit.rl.pool import SCREEN_KEY, screen_candidates, screen_counts, screened_pool

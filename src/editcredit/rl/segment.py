@@ -7,7 +7,7 @@ the optimiser/RNG/cursor state, and the step records (rollouts, credit ledger, m
 
 What the clock decides (the phases' seconds, the segment's wall time, the budget's time spent)
 stays out of those records and of the receipt: the receipt's ``volatile`` part goes to the
-segment's volatile sidecar (``editcredit.audit.volatile``), so a rebuilt segment writes the same
+segment's volatile sidecar (``editcredit.io.volatile``), so a rebuilt segment writes the same
 bytes.
 """
 

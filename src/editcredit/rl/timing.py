@@ -3,7 +3,7 @@
 The phases' wall seconds of each step, the segment's wall time and the run's budget time spent
 are measured facts the cost table reports, but a rebuild never reproduces them; they live in the
 segment's volatile sidecar (``runs/{run}/step_{N}/segment.volatile.json``,
-``editcredit.audit.volatile``), never in ``metrics.parquet`` or ``segment.json``.
+``editcredit.io.volatile``), never in ``metrics.parquet`` or ``segment.json``.
 """
 
 from __future__ import annotations

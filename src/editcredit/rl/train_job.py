@@ -4,7 +4,7 @@ Every receipt names the grader that graded its rollouts (``grader``:
 :func:`editcredit.grading.grader_identity.grader_identity`, read when the job starts).
 
 What the clock, the disk or the cluster decides (wall seconds, the budget's time spent, free
-bytes, worker addresses) goes to the receipt's volatile sidecar (``editcredit.audit.volatile``),
+bytes, worker addresses) goes to the receipt's volatile sidecar (``editcredit.io.volatile``),
 so that a rebuilt segment or control replay writes the same bytes.
 """
 
@@ -21,10 +21,10 @@ from typing import Any, cast
 import torch
 
 from editcredit.audit.base_pin import guard_base
-from editcredit.audit.identity import write_identity
-from editcredit.audit.provenance import atomic_write_text, write_result_json
-from editcredit.audit.volatile import read_volatile, write_volatile
 from editcredit.grading.grader_identity import grader_identity
+from editcredit.io.identity import write_identity
+from editcredit.io.provenance import atomic_write_text, write_result_json
+from editcredit.io.volatile import read_volatile, write_volatile
 from editcredit.job_settings import ControlReplaySettings, SegmentSettings
 from editcredit.layout import control_run_name, parse_run, train_job, volatile_sidecar
 from editcredit.policy.base_job import training_tasks
@@ -60,7 +60,7 @@ def _gate_receipt(gate_dir: str, run: str, record: dict[str, Any]) -> Path:
 
 def expected_checkpoint_bytes(model_dir: str) -> int:
     """Model weights plus AdamW's two moments, as float32: 3 x 4 bytes per parameter."""
-    from editcredit.audit.safetensors_reader import Checkpoint
+    from editcredit.io.safetensors_reader import Checkpoint
 
     n = sum(int(t.numel) for t in Checkpoint(Path(model_dir)).tensors.values())
     return checkpoint_bytes(n)

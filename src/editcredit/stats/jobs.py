@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from editcredit.audit.provenance import write_result_json
+from editcredit.io.provenance import write_result_json
 from editcredit.layout import parse_eval_slots, parse_segment_dir
 from editcredit.stats._records import to_plain
 from editcredit.stats.comparisons import (

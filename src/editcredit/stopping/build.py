@@ -23,12 +23,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from editcredit.agent.candidates import candidate_fixes
-from editcredit.audit.provenance import write_result_json, write_result_parquet
-from editcredit.audit.volatile import write_volatile
 from editcredit.data.freeze import load_tasks
 from editcredit.data.task import Task
 from editcredit.evaluation.sandboxes import INFRA_ERRORS
 from editcredit.grading.grader import grade_patch
+from editcredit.io.provenance import write_result_json, write_result_parquet
+from editcredit.io.volatile import write_volatile
 from editcredit.progress import Progress
 from editcredit.protocol.budget import DEFAULT_RECEIPT_DIR, BudgetGuard, split_ledger, study_guard
 from editcredit.sandbox.limits import GoldTimesBook, gold_times_book

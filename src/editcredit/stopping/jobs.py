@@ -15,7 +15,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from editcredit.audit.provenance import write_result_json, write_result_parquet
+from editcredit.io.provenance import write_result_json, write_result_parquet
 from editcredit.protocol.seal import (
     DEFAULT_SEAL_DIR,
     apply_gate_once,

@@ -43,7 +43,7 @@ class PlanFacts:
 def base_parameters(settings, root: Path) -> int | None:
     """Parameters of the training base: from its safetensors headers (the built base, else an
     import's source directory), else from its configured architecture; None when neither."""
-    from editcredit.audit.safetensors_reader import Checkpoint
+    from editcredit.io.safetensors_reader import Checkpoint
 
     name = settings.training.model
     model = settings.models[name]

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from editcredit.audit.hashing import sha256_file
+from editcredit.io.hashing import sha256_file
 
 __all__ = ["DIFF_OPTIONS", "UNKNOWN", "code_identity", "git_tree_state"]
 

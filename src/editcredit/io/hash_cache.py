@@ -16,8 +16,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from editcredit.audit.hashing import sha256_file
-from editcredit.audit.provenance import list_files, sha256_path
+from editcredit.io.hashing import sha256_file
+from editcredit.io.provenance import list_files, sha256_path
 
 __all__ = ["HashCache"]
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from editcredit.audit.provenance import (
+from editcredit.io.provenance import (
     atomic_write_text,
     code_version,
     config_hash,

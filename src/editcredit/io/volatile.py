@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from editcredit.audit.provenance import atomic_write_text
+from editcredit.io.provenance import atomic_write_text
 from editcredit.layout import volatile_sidecar
 
 __all__ = ["read_volatile", "write_volatile"]

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from editcredit import __version__
-from editcredit.audit.code_identity import code_identity, git_tree_state
-from editcredit.audit.hashing import sha256_file, sha256_text
+from editcredit.io.code_identity import code_identity, git_tree_state
+from editcredit.io.hashing import sha256_file, sha256_text
 from editcredit.layout import is_volatile
 
 __all__ = [

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from editcredit.audit.code_identity import DIFF_OPTIONS, code_identity, git_tree_state
-from editcredit.audit.provenance import code_version
+from editcredit.io.code_identity import DIFF_OPTIONS, code_identity, git_tree_state
+from editcredit.io.provenance import code_version
 
 C = "c" * 40
 SHA = hashlib.sha256

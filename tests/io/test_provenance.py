@@ -9,8 +9,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from editcredit.audit.identity import verify_identity, write_identity
-from editcredit.audit.provenance import (
+from editcredit.io.identity import verify_identity, write_identity
+from editcredit.io.provenance import (
     TEX_PREFIX,
     directory_digest,
     provenance,
@@ -106,9 +106,9 @@ def test_identity_ignores_the_snakemake_timestamp_but_not_other_files(tmp_path):
 
 def test_a_volatile_sidecar_is_in_no_digest_and_its_absence_is_named(tmp_path):
     """Wall times beside a result change no directory digest and no identity receipt."""
-    from editcredit.audit.identity import file_hashes
-    from editcredit.audit.provenance import sha256_path
-    from editcredit.audit.volatile import read_volatile, write_volatile
+    from editcredit.io.identity import file_hashes
+    from editcredit.io.provenance import sha256_path
+    from editcredit.io.volatile import read_volatile, write_volatile
 
     d = tmp_path / "step_1"
     d.mkdir()
