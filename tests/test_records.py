@@ -80,3 +80,15 @@ def test_the_figures_colour_each_arm():
     from editcredit.report.figures import ARM_COLORS
 
     assert tuple(ARM_COLORS) == ARM_NAMES
+
+
+def test_the_controls_stay_out_of_the_arms_and_write_their_strings():
+    from editcredit.records import CONTROL_ARM_NAMES, ControlArm
+    from editcredit.rl.credit import CONTROL_ARMS
+
+    assert CONTROL_ARM_NAMES == tuple(CONTROL_ARMS) == ("T",)
+    assert not set(CONTROL_ARM_NAMES) & set(ARM_NAMES)
+    assert "T" not in layout.RUN_REGEX  # the study's run names take the arms only
+    for member in ControlArm:
+        assert json.dumps({"x": member}) == json.dumps({"x": member.value})
+        assert type(CONTROL_ARM_NAMES[0]) is str

@@ -3,6 +3,9 @@
 - :class:`Arm`: the four credit arms. The credit registry (``rl.credit.CREDIT_ARMS``) registers
   one function per member, ``rl.config.ARMS`` and the run-name constraint of
   :mod:`editcredit.layout` are built from it.
+- :class:`ControlArm`: the credit controls, outside the pre-registered comparison (METHOD §3,
+  "Controls of the credit"): registered beside the arms (``rl.credit.CONTROL_ARMS``), never in
+  :data:`ARM_NAMES`, the training config's arms or the run names.
 - :class:`CreditReason`: why a credit-ledger row holds no credit (``''`` when it does). The
   rollout worker and the step's ledger write these; the statistics read them back.
 
@@ -16,7 +19,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-__all__ = ["ARM_NAMES", "Arm", "CreditReason"]
+__all__ = ["ARM_NAMES", "CONTROL_ARM_NAMES", "Arm", "ControlArm", "CreditReason"]
 
 
 class Arm(StrEnum):
@@ -30,6 +33,16 @@ class Arm(StrEnum):
 
 #: The arm names in METHOD's order, as plain strings.
 ARM_NAMES: tuple[str, ...] = tuple(arm.value for arm in Arm)
+
+
+class ControlArm(StrEnum):
+    """A control of the credit (METHOD §3): an arm outside the pre-registered comparison."""
+
+    T = "T"  # the known per-block truth as M's credit on every eligible block's turns (no query)
+
+
+#: The control arms' names, as plain strings.
+CONTROL_ARM_NAMES: tuple[str, ...] = tuple(arm.value for arm in ControlArm)
 
 
 class CreditReason(StrEnum):

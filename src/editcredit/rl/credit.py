@@ -11,6 +11,10 @@ only mirror METHOD for tests and interactive use.
 - :data:`CREDIT_ARMS`: the arm registry, one function per :class:`~editcredit.records.Arm`
   (O, B, M, E). A new arm is one function decorated with
   :func:`register_arm`; it maps a :class:`CreditInput` to the per-token auxiliary term.
+- :data:`CONTROL_ARMS`: the controls of the credit, one function per
+  :class:`~editcredit.records.ControlArm` (T: the known per-block truth as credit), registered
+  with ``register_arm(..., control=True)`` apart from the pre-registered arms; :func:`get_arm`
+  and :func:`arm_credit` find both.
 - :func:`add_credit`: credit is added to the group-centred token advantages, never to the
   terminal reward or the returns.
 - :func:`query_decision`: the score-blind, deterministic decision whether to run the
@@ -29,11 +33,13 @@ from typing import Any
 import numpy as np
 
 from editcredit.grading.utility import utility
-from editcredit.records import Arm
+from editcredit.records import Arm, ControlArm
 
 __all__ = [
     "CREDIT_ARMS",
     "ARM_QUERIES_CF",
+    "CONTROL_ARMS",
+    "CONTROL_QUERIES_CF",
     "CreditInput",
     "CreditQuery",
     "add_credit",
@@ -51,6 +57,11 @@ ArmFn = Callable[["CreditInput"], np.ndarray]
 CREDIT_ARMS: dict[str, ArmFn] = {}
 #: Arm name -> whether the arm needs the counterfactual query (METHOD §3, column "CF query").
 ARM_QUERIES_CF: dict[str, bool] = {}
+#: Control name -> function: the controls of the credit, outside the pre-registered comparison
+#: (METHOD §3, "Controls of the credit"); never among :data:`CREDIT_ARMS`.
+CONTROL_ARMS: dict[str, ArmFn] = {}
+#: Control name -> whether it needs the counterfactual query.
+CONTROL_QUERIES_CF: dict[str, bool] = {}
 
 
 def _finite(name: str, value: float) -> float:
@@ -98,6 +109,9 @@ class CreditInput:
       unavailable.
     - ``A``: the terminal group advantage of the trajectory before credit (used by arm E).
     - ``lam``, ``c``: METHOD's ``λ`` and ``c``.
+    - ``truth``: float [T] or None, the known truth of the block each token's turn belongs to
+      (``data.block_truth``: +1 fix, -1 harmful, 0 other or outside every eligible block),
+      zero outside ``valid``; only the truth control (T) reads it.
     """
 
     valid: np.ndarray
@@ -106,6 +120,7 @@ class CreditInput:
     A: float
     lam: float
     c: float
+    truth: np.ndarray | None = None
     L: int = field(init=False)
     m: int = field(init=False)
 
@@ -127,6 +142,15 @@ class CreditInput:
             raise ValueError(f"lam must be >= 0, got {lam}")
         if c <= 0:
             raise ValueError(f"c must be > 0, got {c}")
+        if self.truth is not None:
+            truth = np.asarray(self.truth, dtype=np.float64)
+            if truth.shape != valid.shape:
+                raise ValueError(f"truth {truth.shape} and valid {valid.shape} differ in shape")
+            if not np.all(np.isin(truth, (-1.0, 0.0, 1.0))):
+                raise ValueError("truth must hold -1, 0 or +1 per token")
+            if np.any(truth[~valid] != 0.0):
+                raise ValueError("truth must be zero outside the valid tokens")
+            object.__setattr__(self, "truth", truth)
         object.__setattr__(self, "valid", valid)
         object.__setattr__(self, "credited", credited)
         object.__setattr__(self, "D", D)
@@ -141,31 +165,36 @@ class CreditInput:
         return np.zeros(self.valid.shape, dtype=np.float64)
 
 
-def register_arm(name: str, *, queries_cf: bool = False) -> Callable[[ArmFn], ArmFn]:
-    """Decorator registering an arm function under ``name`` in :data:`CREDIT_ARMS`.
+def register_arm(
+    name: str, *, queries_cf: bool = False, control: bool = False
+) -> Callable[[ArmFn], ArmFn]:
+    """Decorator registering an arm function under ``name`` in :data:`CREDIT_ARMS` (with
+    ``control``: in :data:`CONTROL_ARMS`, outside the pre-registered comparison).
 
     ``queries_cf`` records whether the arm needs the counterfactual query (default False).
-    Registering a name twice is an error.
+    Registering a name twice, in either registry, is an error.
     """
 
     def decorate(fn: ArmFn) -> ArmFn:
         key = str(name)  # an Arm member registers under its plain name
-        if key in CREDIT_ARMS:
+        if key in CREDIT_ARMS or key in CONTROL_ARMS:
             raise ValueError(f"credit arm {key!r} is already registered")
-        CREDIT_ARMS[key] = fn
-        ARM_QUERIES_CF[key] = queries_cf
+        (CONTROL_ARMS if control else CREDIT_ARMS)[key] = fn
+        (CONTROL_QUERIES_CF if control else ARM_QUERIES_CF)[key] = queries_cf
         return fn
 
     return decorate
 
 
 def get_arm(name: str) -> ArmFn:
-    """The registered arm function ``name``; an unknown name raises ``KeyError`` naming it."""
-    try:
+    """The registered arm (or control) function ``name``; an unknown name raises ``KeyError``
+    naming it."""
+    if name in CREDIT_ARMS:
         return CREDIT_ARMS[name]
-    except KeyError:
-        known = ", ".join(sorted(CREDIT_ARMS))
-        raise KeyError(f"unknown credit arm {name!r} (registered: {known})") from None
+    if name in CONTROL_ARMS:
+        return CONTROL_ARMS[name]
+    known = ", ".join(sorted(CREDIT_ARMS) + sorted(CONTROL_ARMS))
+    raise KeyError(f"unknown credit arm {name!r} (registered: {known})")
 
 
 def arm_credit(name: str, inp: CreditInput) -> np.ndarray:
@@ -217,6 +246,27 @@ def arm_e(inp: CreditInput) -> np.ndarray:
     if inp.m == 0:
         return aux
     aux[inp.credited] = float(np.clip(inp.lam * inp.A * inp.L / inp.m, -inp.c, inp.c))
+    return aux
+
+
+@register_arm(ControlArm.T, queries_cf=False, control=True)
+def arm_t(inp: CreditInput) -> np.ndarray:
+    """Control T: M's credit with the known truth for ``D`` on every eligible block's turns.
+
+    ``λ*s*L/m_T*τ`` per token, ``τ`` = ``inp.truth`` (+1 on a fixing block's turns, -1 on a
+    harmful one's, 0 elsewhere), ``m_T`` = the tokens with ``τ != 0``, ``s = scale(1, m_T, L,
+    λ, c)``: the L1 mass ``λ*s*L`` of M at ``|D| = 1`` and ``|credit| <= c`` per token. Zeros
+    without truth or where no block is labelled fix or harmful. No counterfactual query.
+    """
+    aux = inp.zeros()
+    if inp.truth is None:
+        return aux
+    labelled = inp.truth != 0.0
+    m_t = int(labelled.sum())
+    if m_t == 0:
+        return aux
+    s = scale(1.0, m_t, inp.L, inp.lam, inp.c)
+    aux[labelled] = inp.lam * s * inp.L / m_t * inp.truth[labelled]
     return aux
 
 
