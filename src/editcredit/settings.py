@@ -138,6 +138,7 @@ class AgentSettings(Section):
     temperature: float
     numbered_lines: bool
     candidates: bool
+    try_scope: str
     environment: str
     bash: BashSettings
 

@@ -17,6 +17,12 @@ repository-relative POSIX paths, as in the final tree. A path's recorded history
 change's ``before`` equals the ``after`` of the previous change of that path; a broken chain
 raises :class:`ValueError` rather than producing a wrong counterfactual.
 
+*Regions* (:class:`LineRegions`, used where a file holds several independent locations, as a
+multi-bug task's module under ``agent.try_scope: function``): the "modified later" rule and the
+counterfactual work on named line spans of a file (its functions) instead of whole paths, so two
+blocks that edit different functions of one file can both be eligible, and the counterfactual
+restores the selected block's spans alone. Without them (the default) every rule is by path.
+
 Pure functions and frozen records only: no I/O, no randomness, no grades.
 """
 
@@ -217,7 +223,9 @@ def _net_states(run: Sequence[TurnChanges]) -> dict[str, tuple[str | None, str |
 
 
 def edit_blocks(
-    turns: Sequence[TurnChanges], is_test_path: Callable[[str], bool]
+    turns: Sequence[TurnChanges],
+    is_test_path: Callable[[str], bool],
+    regions: LineRegions | None = None,
 ) -> list[EditBlock]:
     """Split an episode's change records into edit blocks and judge each one's eligibility.
 
@@ -237,6 +245,8 @@ def edit_blocks(
             may be missing (it changed nothing).
         is_test_path: which paths count as tests, e.g. :func:`is_default_test_path` or a
             task-specific predicate.
+        regions: with them, the later-edit rule is by region: none of the regions the block
+            changed is changed by a later turn (reason ``"region modified later: <r>"``).
 
     Raises:
         ValueError: turns out of order, or a path's before/after hashes do not chain.
@@ -252,7 +262,14 @@ def edit_blocks(
         reasons = [f"touches test path: {p}" for p in paths if is_test_path(p)]
         if all(before == after for before, after in states.values()):
             reasons.append("no net effect")
-        reasons.extend(f"path modified later: {p}" for p in paths if p in later)
+        if regions is None:
+            reasons.extend(f"path modified later: {p}" for p in paths if p in later)
+        else:
+            mine = regions.of_turns(run)
+            after_block = regions.of_turns([tc for tc in ordered if tc.turn > last_turn])
+            reasons.extend(
+                f"region modified later: {r}" for r in sorted(mine) if overlaps(r, after_block)
+            )
         blocks.append(
             EditBlock(
                 index=index,
@@ -316,6 +333,7 @@ def counterfactual_tree(
     block: EditBlock,
     turns: Sequence[TurnChanges],
     store: Mapping[str, str],
+    regions: LineRegions | None = None,
 ) -> dict[str, str]:
     """The final tree with ``block``'s paths restored to their state just before the block.
 
@@ -327,6 +345,8 @@ def counterfactual_tree(
         block: an eligible block (for an ineligible one a later edit could be wiped).
         turns: the episode's change records.
         store: content hash -> text of every version the environment saw.
+        regions: with them (the regions ``block``'s eligibility was judged by), only the lines
+            of the regions the block changed are restored; the rest of each file stays final.
 
     Raises:
         ValueError: the block is ineligible or does not match the records.
@@ -335,16 +355,96 @@ def counterfactual_tree(
     if not block.eligible:
         raise ValueError(f"block {block.index} is not eligible: {'; '.join(block.reasons)}")
     tree = dict(final_tree)
+    changed = regions.of_turns(_block_run(block, turns)) if regions is not None else frozenset()
     for path, digest in block_state_before(block, turns).items():
         if digest is None:
             tree.pop(path, None)
-        elif digest in store:
-            tree[path] = store[digest]
-        else:
+        elif digest not in store:
             raise KeyError(f"content store lacks version {digest} (state of {path!r} before block)")
+        elif regions is not None and path in tree and path not in changed:
+            tree[path] = regions.restore(path, tree[path], store[digest], changed)
+        else:
+            tree[path] = store[digest]
     return tree
 
 
 def credited_turns(block: EditBlock) -> tuple[int, ...]:
     """The assistant turns that produced ``block``: those that receive M's and E's credit."""
     return block.turns
+
+
+def overlaps(region: str, others: frozenset[str]) -> bool:
+    """Does ``region`` share lines with one of ``others``? A region is a path (the whole file)
+    or ``<path>::<name>`` (a named span of it); a path overlaps every region of its file."""
+    path = region.split("::", 1)[0]
+    return (
+        region in others
+        or path in others
+        or (region == path and any(o.split("::", 1)[0] == path for o in others))
+    )
+
+
+def changed_lines(before: str, after: str) -> tuple[int, ...] | None:
+    """The lines (1-based) that differ between two texts of equally many lines; None when the
+    number of lines differs."""
+    a, b = before.split("\n"), after.split("\n")
+    if len(a) != len(b):
+        return None
+    return tuple(n for n, (x, y) in enumerate(zip(a, b, strict=True), start=1) if x != y)
+
+
+@dataclass(frozen=True)
+class LineRegions:
+    """Named line spans of files, the regions of the later-edit rule and the counterfactual.
+
+    Attributes:
+        spans: path -> ((name, first line, last line), ...), 1-based and inclusive, disjoint.
+        store: content hash -> text of every version the environment saw.
+
+    A change's regions: for each line it changed, ``<path>::<name>`` of the span holding it, or
+    ``<path>::line <n>`` outside every span; the whole path when the file was created, deleted
+    or changed its number of lines (then no line-level restore is possible).
+    """
+
+    spans: Mapping[str, tuple[tuple[str, int, int], ...]]
+    store: Mapping[str, str]
+
+    def of_change(self, change: FileChange) -> frozenset[str]:
+        """The regions one recorded change touched."""
+        if change.before is None or change.after is None:
+            return frozenset({change.path})
+        lines = changed_lines(self.store[change.before], self.store[change.after])
+        if lines is None:
+            return frozenset({change.path})
+        return frozenset(self._region(change.path, n) for n in lines)
+
+    def of_turns(self, turns: Sequence[TurnChanges]) -> frozenset[str]:
+        """The regions the changes of ``turns`` touched."""
+        return frozenset(r for tc in turns for c in tc.changes for r in self.of_change(c))
+
+    def _region(self, path: str, line: int) -> str:
+        for name, first, last in self.spans.get(path, ()):
+            if first <= line <= last:
+                return f"{path}::{name}"
+        return f"{path}::line {line}"
+
+    def lines_of(self, region: str) -> tuple[int, int]:
+        """(first, last) line of a named region ``<path>::<name>``."""
+        path, _, name = region.partition("::")
+        if name.startswith("line "):
+            n = int(name[len("line ") :])
+            return n, n
+        for span_name, first, last in self.spans.get(path, ()):
+            if span_name == name:
+                return first, last
+        raise KeyError(f"no region {region!r}")
+
+    def restore(self, path: str, final: str, before: str, regions: frozenset[str]) -> str:
+        """``final`` with the lines of ``path``'s ``regions`` taken from ``before``."""
+        lines, old = final.split("\n"), before.split("\n")
+        if len(lines) != len(old):
+            raise ValueError(f"{path}: the texts differ in their number of lines")
+        for region in sorted(r for r in regions if r.startswith(f"{path}::")):
+            first, last = self.lines_of(region)
+            lines[first - 1 : last] = old[first - 1 : last]
+        return "\n".join(lines)

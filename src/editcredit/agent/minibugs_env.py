@@ -13,10 +13,13 @@ from editcredit.agent.actions import (
     parse_action,
 )
 from editcredit.agent.candidates import (
+    TRY_SCOPES,
     Candidate,
     candidate_fixes,
     candidate_listing,
+    seed_functions,
     tree_with,
+    tried_at_location,
 )
 from editcredit.agent.protocol import Environment, TurnRecord, content_hash
 from editcredit.data.task import Task
@@ -76,14 +79,27 @@ def _failure_messages(report: GradingReport) -> dict[str, str]:
     return out
 
 
-def visible_view(task: Task) -> Task:
+def visible_tests(task: Task, every_bug: bool = False) -> list[str]:
+    """What the agent's test action runs: :meth:`Task.visible_tests`, or with ``every_bug``
+    (``agent.try_scope: function``) each planted bug's statement test of a multi-bug task, in
+    the order of its bugs, then PASS_TO_PASS."""
+    if not (every_bug and task.bugs):
+        return task.visible_tests()
+    shown = [b.statement_test for b in task.bugs if b.statement_test]
+    return [*dict.fromkeys(shown), *task.PASS_TO_PASS]
+
+
+def visible_view(task: Task, every_bug: bool = False) -> Task:
     """The task as the agent's test action judges it: its visible tests are the expected ids."""
-    return task.model_copy(update={"FAIL_TO_PASS": task.visible_tests(), "PASS_TO_PASS": []})
+    update: dict[str, object] = {"FAIL_TO_PASS": visible_tests(task, every_bug), "PASS_TO_PASS": []}
+    if every_bug:  # the bugs' own ids are no longer the view's expected ids
+        update["bugs"] = None
+    return task.model_copy(update=update)
 
 
-def run_selection(task: Task) -> list[str] | None:
+def run_selection(task: Task, every_bug: bool = False) -> list[str] | None:
     """The node ids the agent's test run executes, or None when that is every expected test."""
-    visible = task.visible_tests()
+    visible = visible_tests(task, every_bug)
     return None if set(visible) == {*task.FAIL_TO_PASS, *task.PASS_TO_PASS} else visible
 
 
@@ -96,11 +112,17 @@ class MinibugsEnv(Environment):
         max_turns: int = 6,
         numbered_lines: bool = False,
         candidates: bool = False,
+        try_scope: str = "file",
     ) -> None:
+        if try_scope not in TRY_SCOPES:
+            raise ValueError(f"try_scope {try_scope!r} is not one of {TRY_SCOPES}")
         self.sandbox = sandbox
         self.max_turns = max_turns
         self.numbered_lines = numbered_lines
         self.shows_candidates = candidates
+        self.try_scope = try_scope
+        """'file': a try undoes every earlier try; 'function': only earlier tries at its
+        function, and a multi-bug task shows every bug's function and statement test."""
         self.candidates: list[Candidate] = []
         self._task: Task | None = None
 
@@ -113,10 +135,13 @@ class MinibugsEnv(Environment):
         self.begin_episode()
         self.test_runs = 0
         self.infra_failures = 0  # test runs that failed for infrastructure reasons
-        self.candidates = candidate_fixes(task) if self.shows_candidates else []
+        located = self.try_scope == "function"
+        self.candidates = candidate_fixes(task, located) if self.shows_candidates else []
         return self.initial_observation(task)
 
     def initial_observation(self, task: Task) -> str:
+        if self.try_scope == "function" and task.meta.get("seed_functions"):
+            return self._located_observation(task)
         module, _, function = task.meta.get("seed_function", "").partition(".")
         path = f"{module}.py"
         if function and path in self.tree:
@@ -127,6 +152,19 @@ class MinibugsEnv(Environment):
                 f"{p}:\n{show(self.tree[p])}" for p in sorted(self.tree) if p not in task.test_paths
             )
         shown = f"{task.problem_statement.strip()}\n\n{view}"
+        if self.shows_candidates:
+            shown += "\n\n" + candidate_listing(self.candidates)
+        return shown
+
+    def _located_observation(self, task: Task) -> str:
+        """The statement (each bug's failing test), every seed function in the order of
+        ``meta.seed_functions`` and the candidates of all of them."""
+        views = [
+            f"{path}:\n{function_source(self.tree[path], function, self.numbered_lines)}"
+            for path, function in seed_functions(task)
+            if path in self.tree
+        ]
+        shown = "\n\n".join([task.problem_statement.strip(), *views])
         if self.shows_candidates:
             shown += "\n\n" + candidate_listing(self.candidates)
         return shown
@@ -162,12 +200,14 @@ class MinibugsEnv(Environment):
         and PASS_TO_PASS. The other FAIL_TO_PASS ids grade the final patch, never run here."""
         task = self._task
         assert task is not None
-        if not task.visible_tests():
+        every_bug = self.try_scope == "function"
+        if not visible_tests(task, every_bug):
             return "tests: this task has no visible tests"
         # None selects every expected test: observe_tree passes it on to
         # sandbox.base.observe_selected, which takes list[str] | None
-        select = cast(list[str], run_selection(task))
-        report = observe_tree(visible_view(task), self.final_patch(), self.sandbox, select)
+        select = cast(list[str], run_selection(task, every_bug))
+        view = visible_view(task, every_bug)
+        report = observe_tree(view, self.final_patch(), self.sandbox, select)
         self.infra_failures += report.outcome == "infrastructure_failure"
         return summarize_report(report)
 
@@ -193,7 +233,11 @@ class MinibugsEnv(Environment):
         assert self._task is not None and self._task.files is not None
         candidate = self.candidates[number - 1]
         path = candidate.path
-        before, after = self.tree[path], tree_with(self._task.files, candidate)
+        before = self.tree[path]
+        if self.try_scope == "function":
+            after = tried_at_location(self._task.files, before, candidate)
+        else:
+            after = tree_with(self._task.files, candidate)
         if after == before:
             return {}, f"candidate {number} is already applied; {path} unchanged"
         self.tree[path] = after

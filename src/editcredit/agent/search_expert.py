@@ -7,6 +7,13 @@ noise, and then tries them one by one: edit, run the visible tests, submit when 
 otherwise revert the edit and try the next, until the turn budget is spent. Its episodes hold
 several edit blocks of different value (a wrong try and its revert, then the fix), and the
 procedure transfers to functions never seen in training.
+
+In an environment whose tries are scoped to their function (``agent.try_scope: function``) a
+task with several seed functions (a multi-bug task) is searched one function at a time
+(:func:`located_search_episode`): tries at a function until a run shows one more bug's test
+passing, then on to the next function, the fix kept. Each function gets an equal share of the
+turns left, so a function whose share runs out keeps its last (wrong) try: final patches hold
+one block per function tried, fixes beside neutral or harmful tries.
 """
 
 from __future__ import annotations
@@ -142,6 +149,8 @@ def search_episode(
     ``observations[k]`` precedes ``actions[k]``. With ``pool`` > 0 the episode orders only the
     task's candidate pool: the first ``pool`` of a weighted order seeded by ``pool_seed`` and
     the task (the same for every episode of the task, so their test runs are shared)."""
+    if getattr(env, "try_scope", "file") == "function" and task.meta.get("seed_functions"):
+        return located_search_episode(env, task, rng, kinds, max_turns, pool, pool_seed)
     path, function = seed_location(task)
     observations = [env.reset(task)]
     actions: list[str] = []
@@ -192,6 +201,87 @@ def search_episode(
             _, done = act(back)
             if done:
                 break
+    if not env.end_reason and len(actions) < max_turns:
+        act("submit")
+    return observations[: len(actions)], actions
+
+
+def failed_count(observation: str) -> int | None:
+    """The failed count of the environment's summary of a test run (None: no counts)."""
+    head = observation.split("\n", 1)[0]
+    if not head.startswith("tests: ") or " failed" not in head:
+        return None
+    try:
+        return int(head.rsplit(", ", 1)[1].split(" ", 1)[0])
+    except (IndexError, ValueError):
+        return None
+
+
+def located_search_episode(
+    env: Environment,
+    task: Task,
+    rng: random.Random,
+    kinds: dict[str, float],
+    max_turns: int,
+    pool: int = 0,
+    pool_seed: str = "",
+) -> tuple[list[str], list[str]]:
+    """One search episode over every seed function of ``task`` in an environment whose tries
+    are scoped to their function (``agent.try_scope: function``, candidates shown): functions in
+    a seeded order; at each, candidates in the weighted order of :func:`search_order` (its pool
+    drawn per function as :func:`search_episode` draws it per task), each tried and run. A run
+    whose failed count is at most the bugs still to fix (the task's bugs less the functions
+    fixed, this one included) keeps the try and moves on; a clean run submits. A function gets
+    ``turns left // functions left`` turns, so a function whose share runs out keeps its last
+    try. (observations, actions) as :func:`search_episode` returns them."""
+    observations = [env.reset(task)]
+    actions: list[str] = []
+    shown = cast(Any, env).candidates  # an environment that shows candidates has them
+
+    def act(text: str) -> tuple[str, bool]:
+        observation, done = env.step(text)
+        actions.append(text)
+        if not done:
+            observations.append(observation)
+        return observation, done
+
+    functions = list(dict.fromkeys(c.function for c in shown))
+    rng.shuffle(functions)
+    bugs = len(task.bugs or ()) or len(functions)
+    fixed = 0
+    done = False
+    for k, function in enumerate(functions):
+        here = [
+            Reversal(c.kind, c.path, c.line, c.old, c.new)
+            for c in shown
+            if c.function == function and kinds.get(c.kind, 0.0) > 0
+        ]
+        if pool > 0:
+            shared = random.Random(f"{pool_seed}:{task.instance_id}:{function}:pool")
+            here = search_order(here, kinds, shared)[:pool]
+        number = {(c.line, c.new): c.number for c in shown if c.function == function}
+        share = (max_turns - 1 - len(actions)) // (len(functions) - k)
+        spent = 0
+        for cand in search_order(here, kinds, rng):
+            if spent + 2 > share or len(actions) + 3 > max_turns:
+                break
+            spent += 2
+            _, done = act(f"try {number[(cand.line, cand.new)]}")
+            if done:
+                break
+            observation, done = act("run")
+            if done:
+                break
+            if visible_tests_pass(observation):
+                act("submit")
+                done = True
+                break
+            failed = failed_count(observation)
+            if failed is not None and failed <= bugs - fixed - 1:
+                fixed += 1
+                break
+        if done or env.end_reason:
+            break
     if not env.end_reason and len(actions) < max_turns:
         act("submit")
     return observations[: len(actions)], actions

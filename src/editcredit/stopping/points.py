@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from editcredit.agent.actions import FormatError, apply_action_edit, format_action, parse_action
-from editcredit.agent.candidates import Candidate, tree_with
+from editcredit.agent.candidates import Candidate, tree_with, tried_at_location
 from editcredit.sandbox.patches import diff_trees
 
 #: feature columns of checkpoints.parquet (the protocol lists those its models use)
@@ -77,7 +77,8 @@ def replay_trees(
     candidates: Sequence[Candidate] = (),
 ):
     """The tree after each turn (a list, one per turn), replaying the recorded edits (a
-    ``try`` applies its candidate of ``candidates``, the environment's list for the task)."""
+    ``try`` applies its candidate of ``candidates``, the environment's list for the task: one
+    with a location, of ``agent.try_scope: function``, to its function only)."""
     tree = dict(files)
     trees = []
     for t in turns:
@@ -103,7 +104,9 @@ def replay_trees(
                     f"{where} turn {t['turn']}: {path} is not at the recorded 'before' hash"
                 )
             new: str | None
-            if tried is not None:
+            if tried is not None and tried.function:
+                new, why = tried_at_location(dict(files), current, tried), "the located try"
+            elif tried is not None:
                 new, why = tree_with(dict(files), tried), "the candidate's tree"
             else:
                 new, why = apply_action_edit(current, action)
