@@ -21,6 +21,7 @@ from editcredit.data.block_truth import (
     planted_bugs,
 )
 from editcredit.data.task import Task
+from editcredit.sandbox.patches import diff_trees
 
 TASKS = {
     t["instance_id"]: Task.model_validate(t)
@@ -289,3 +290,17 @@ def test_a_label_is_one_of_three():
 def test_apply_patch_refuses_a_hunk_that_does_not_match():
     with pytest.raises(ValueError, match="does not match"):
         apply_patch({CAL: FIXED_TWO}, TWO.bugs[0].patch)
+
+
+@pytest.mark.parametrize(
+    "patch, error",
+    [
+        ("--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n", "no 'diff --git' header"),
+        (diff_trees({}, {"x.py": "a\n"}), "adds or deletes"),
+        (diff_trees({"x.py": "a\n"}, {}), "adds or deletes"),
+        (diff_trees({"y.py": "a\n"}, {"y.py": "b\n"}), "which the tree lacks"),
+    ],
+)
+def test_apply_patch_takes_changed_files_only(patch, error):
+    with pytest.raises(ValueError, match=error):
+        apply_patch({"x.py": "a\n"}, patch)

@@ -40,7 +40,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from editcredit.data.task import Task
-from editcredit.sandbox.patches import split_patch
 
 #: The labels of a block, in the order of the diagnostics' tables.
 LABELS = ("fix", "other", "harmful")
@@ -49,6 +48,7 @@ FIX, OTHER, HARMFUL = LABELS
 PLANTED, FIXED, CHANGED = "planted", "fixed", "changed"
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_GIT_HEADER = re.compile(r"^diff --git a/(\S+) b/(\S+)$")
 _MODULE = "<module>"  # the statements of a module outside its top-level definitions
 
 
@@ -152,13 +152,31 @@ def apply_patch(files: Mapping[str, str], patch: str) -> dict[str, str]:
     """``files`` with a unified diff of changed files applied (as ``diff_trees`` writes them);
     a hunk that does not match raises ValueError. New and deleted files are not supported."""
     out = dict(files)
-    for section in split_patch(patch):
-        if section.old_path is None or section.new_path is None:
-            raise ValueError(f"a gold hunk that adds or deletes {section.paths} is not supported")
-        if section.old_path not in out:
-            raise ValueError(f"the patch changes {section.old_path!r}, which the tree lacks")
-        out[section.new_path] = _apply_hunks(out.pop(section.old_path), section.text)
+    for path, text in _sections(patch):
+        if path not in out:
+            raise ValueError(f"the patch changes {path!r}, which the tree lacks")
+        out[path] = _apply_hunks(out[path], text)
     return out
+
+
+def _sections(patch: str) -> list[tuple[str, str]]:
+    """(path, text) of each file section of a git-style diff of changed files."""
+    sections: list[tuple[str, list[str]]] = []
+    for line in patch.splitlines(keepends=True):
+        header = _GIT_HEADER.match(line.rstrip("\n"))
+        if header:
+            if header[1] != header[2]:
+                raise ValueError(f"a renaming patch ({header[1]} -> {header[2]}) is not supported")
+            sections.append((header[1], []))
+        elif not sections:
+            raise ValueError("not a git-style diff: no 'diff --git' header")
+        elif line.startswith(
+            ("new file mode", "deleted file mode", "--- /dev/null", "+++ /dev/null")
+        ):
+            raise ValueError(f"a patch that adds or deletes {sections[-1][0]!r} is not supported")
+        else:
+            sections[-1][1].append(line)
+    return [(path, "".join(lines)) for path, lines in sections]
 
 
 def _apply_hunks(text: str, diff: str) -> str:
@@ -191,10 +209,10 @@ def _apply_hunks(text: str, diff: str) -> str:
 
 
 def _gold_path(patch: str) -> str:
-    sections = split_patch(patch)
-    if len(sections) != 1 or sections[0].old_path is None:
+    sections = _sections(patch)
+    if len(sections) != 1:
         raise ValueError("a planted bug's gold hunk must change exactly one existing file")
-    return sections[0].old_path
+    return sections[0][0]
 
 
 def _site(task_files: Mapping[str, str], patch: str) -> tuple[str, tuple[str, ...], tuple, tuple]:
