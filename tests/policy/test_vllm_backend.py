@@ -34,6 +34,7 @@ from editcredit.policy.vllm_backend import (
     request_seed,
     sampling_kwargs,
     to_output,
+    vllm_settings,
 )
 
 EOS, PAD = 2, 0
@@ -267,27 +268,27 @@ def test_load_weights_pushes_cpu_tensors_to_every_worker_and_drops_the_prefix_ca
 
 
 def test_engine_logs_the_tempered_distribution_and_ignores_the_models_generation_config():
-    kw = engine_kwargs("/m", VLLMSettings())
+    kw = engine_kwargs("/m", vllm_settings(None))
     assert kw["logprobs_mode"] == "processed_logprobs"
     assert kw["generation_config"] == "vllm"
     assert kw["model"] == kw["tokenizer"] == "/m"
     assert "max_model_len" not in kw  # 0 = the model's own
-    assert engine_kwargs("/m", VLLMSettings(max_model_len=4096))["max_model_len"] == 4096
+    assert engine_kwargs("/m", vllm_settings({"max_model_len": 4096}))["max_model_len"] == 4096
 
 
 def test_settings_come_from_config_and_unknown_keys_are_named():
     with pytest.raises(ValueError, match="unknown keys \\['gpu_mem'\\]"):
-        VLLMSettings.from_config({"gpu_mem": 0.5})
+        vllm_settings({"gpu_mem": 0.5})
     with pytest.raises(ValueError, match="gpu_memory_utilization"):
-        VLLMSettings.from_config({"gpu_memory_utilization": 1.5})
-    assert VLLMSettings.from_config(None) == VLLMSettings()
+        vllm_settings({"gpu_memory_utilization": 1.5})
+    assert vllm_settings(None) == vllm_settings({})
 
 
 def test_config_yaml_generation_block_matches_the_settings():
     cfg = yaml.safe_load(Path(REPO, "config/config.yaml").read_text())["generation"]
     settings = GenerationSettings.from_config(cfg)
     assert settings.backend == "static"
-    assert settings.vllm == VLLMSettings()  # the embedded default spells out the defaults
+    assert settings.vllm == vllm_settings(None)  # the embedded default spells out the defaults
     schema = yaml.safe_load(Path(REPO, "config/schema.yaml").read_text())
     props = schema["properties"]["generation"]["properties"]["vllm"]["properties"]
     assert set(props) == set(cfg["vllm"]) == set(VLLMSettings.__dataclass_fields__)

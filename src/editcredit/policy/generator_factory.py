@@ -19,8 +19,8 @@ import torch
 from editcredit.config import schema_of, section_config
 from editcredit.policy.chat import ChatTemplate
 from editcredit.policy.generation import Generator, TransformersGenerator
-from editcredit.policy.vllm_backend import VLLMGenerator, VLLMSettings
-from editcredit.settings import FastBackendSettings, GeneratorSettings, VLLMBackendSettings
+from editcredit.policy.vllm_backend import VLLMGenerator, VLLMSettings, vllm_settings
+from editcredit.settings import FastBackendSettings, GeneratorSettings
 
 BACKENDS = tuple(schema_of("generation.backend")["enum"])
 
@@ -54,12 +54,8 @@ def _fast_settings(fast: FastSettings | Mapping[str, Any] | None) -> FastSetting
     return FastSettings.from_mapping(section_config("generation.fast", fast), "generation.fast")
 
 
-def _vllm_settings(vllm: VLLMSettings | VLLMBackendSettings | Mapping[str, Any] | None):
-    if isinstance(vllm, VLLMSettings):
-        return vllm
-    if isinstance(vllm, VLLMBackendSettings):
-        return VLLMSettings(**vllm.to_dict())
-    return VLLMSettings(**section_config("generation.vllm", vllm))
+def _vllm_settings(vllm: VLLMSettings | Mapping[str, Any] | None) -> VLLMSettings:
+    return vllm if isinstance(vllm, VLLMSettings) else vllm_settings(vllm)
 
 
 def load_hf_model(model_dir: str | Path, device: torch.device | str) -> torch.nn.Module:
@@ -82,7 +78,7 @@ def make_generator(
     stop_ids: int | Sequence[int],
     pad_id: int,
     model: torch.nn.Module | None = None,
-    vllm: VLLMSettings | VLLMBackendSettings | Mapping[str, Any] | None = None,
+    vllm: VLLMSettings | Mapping[str, Any] | None = None,
     fast: FastSettings | Mapping[str, Any] | None = None,
 ) -> Generator:
     """A generator of ``backend`` for the weights of ``model_dir``.

@@ -28,11 +28,12 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from editcredit.config import section_config
 from editcredit.policy.generation import GenerationOutput, stop_tuple
+from editcredit.settings import VLLMBackendSettings
 
 MIN_VLLM = "0.10.2"  # logprobs_mode="processed_logprobs"
 
@@ -41,47 +42,16 @@ class VLLMOutputError(RuntimeError):
     """A vLLM result that cannot be mapped to a GenerationOutput (named by prompt index)."""
 
 
-@dataclass(frozen=True)
-class VLLMSettings:
-    """Engine settings (config ``generation.vllm``); sampling comes from each call."""
+#: ``generation.vllm``, as the settings tree types it: the engine's settings (sampling comes from
+#: each call); config/schema.yaml holds each key's meaning, default and bounds.
+VLLMSettings = VLLMBackendSettings
 
-    dtype: str = "bfloat16"
-    """Weights and activations dtype of the engine ('auto' = the checkpoint's)."""
-    gpu_memory_utilization: float = 0.85
-    """Share of the GPU memory vLLM may take (weights + KV cache); lower it when the trainer
-    shares the device."""
-    tensor_parallel_size: int = 1
-    """GPUs one engine shards the model over (the job must request as many)."""
-    max_model_len: int = 0
-    """Context length of the engine; 0 = the model's own."""
-    enforce_eager: bool = False
-    """Skip CUDA graph capture (slower decoding, faster start, less memory)."""
-    enable_prefix_caching: bool = True
-    """Reuse the KV cache of shared prompt prefixes (the turns of an episode share theirs)."""
-    in_process: bool = True
-    """Run the engine core in this process (``VLLM_ENABLE_V1_MULTIPROCESSING=0``): a Snakemake
-    script has module-level code that a spawned engine process would run again."""
-    seed: int = 0
-    """Engine seed (every request also carries its own, see ``request_seed``)."""
 
-    @classmethod
-    def from_config(cls, cfg: Mapping[str, Any] | None) -> VLLMSettings:
-        cfg = dict(cfg or {})
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(cfg) - known)
-        if unknown:
-            raise ValueError(
-                f"config generation.vllm: unknown keys {unknown}; known {sorted(known)}"
-            )
-        settings = cls(**cfg)
-        if not 0 < settings.gpu_memory_utilization <= 1:
-            raise ValueError(
-                "config generation.vllm.gpu_memory_utilization: "
-                f"{settings.gpu_memory_utilization} is not in (0, 1]"
-            )
-        if settings.tensor_parallel_size < 1:
-            raise ValueError("config generation.vllm.tensor_parallel_size: must be >= 1")
-        return settings
+def vllm_settings(cfg: Mapping[str, Any] | None) -> VLLMSettings:
+    """The engine settings of a ``generation.vllm`` mapping, validated and its defaults filled by
+    the schema (None: every default); ConfigError (a ValueError) names a bad key."""
+    section = section_config("generation.vllm", cfg)
+    return VLLMSettings.from_mapping(section, "generation.vllm")
 
 
 def request_seed(seed: int, index: int) -> int:
@@ -223,7 +193,7 @@ class VLLMGenerator:
         settings: VLLMSettings | None = None,
     ) -> VLLMGenerator:
         """Build an engine on the visible GPU(s) from an HF model directory."""
-        settings = settings or VLLMSettings()
+        settings = settings or vllm_settings(None)
         if not Path(model_dir, "config.json").is_file():
             raise FileNotFoundError(f"{model_dir}: not an HF model directory (no config.json)")
         if settings.in_process:
