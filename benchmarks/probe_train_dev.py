@@ -7,6 +7,13 @@ Usage: ``python benchmarks/probe_train_dev.py MODEL_DIR [--train-tasks 40] [--sa
 Reads ``config/config.yaml`` (agent, reward, sandbox, generation, probe seed) and the frozen
 suite of ``models.tiny.suite``; rolls out the first train tasks by id and every dev task, grades
 them in the configured sandbox, and writes the probe's figures (holdout left out).
+
+``python benchmarks/probe_train_dev.py --located-experts [--suite multibugs] [--samples 2]
+[--max-turns 12] [--out ...]`` plays the searching experts (``models.tiny.experts``: weights,
+pool, seed) instead, with tries scoped to their function (``agent.try_scope: function``), on
+every train and dev task of the suite's frozen copy, and writes the credit figures of
+:func:`editcredit.agent.probe.credit_figures`: trajectories with 2 or more eligible blocks (by
+region) and the sign of D of each score-blind selected block (its counterfactual graded).
 """
 
 from __future__ import annotations
@@ -80,9 +87,56 @@ def train_dev_figures(
     return figures
 
 
+def located_expert_figures(cfg: dict, suite: str, samples: int, max_turns: int) -> dict:
+    """Credit figures of the searching experts under ``agent.try_scope: function`` on the
+    train and dev tasks of ``suite``'s frozen copy (``samples`` episodes each)."""
+    import random
+
+    from editcredit.agent.minibugs_env import MinibugsEnv
+    from editcredit.agent.probe import credit_figures, located_credit
+    from editcredit.agent.search_expert import search_episode
+    from editcredit.sandbox.memo import GradingMemo
+
+    start = time.monotonic()
+    experts = cfg["models"]["tiny"]["experts"]
+    weights = {str(k): float(v) for k, v in experts["search_weights"].items()}
+    pool, seed = int(experts.get("search_pool", 0)), str(cfg["models"]["tiny"]["seed"])
+    tasks = load_tasks(HERE.parent / "data" / "frozen" / suite / "tasks.parquet")
+    tasks = sorted((t for t in tasks if t.split in ("train", "dev")), key=by_id)
+    workers = int(cfg["sandbox"]["workers"])
+    with SandboxPool(cfg["sandbox"]["backend"], cfg["sandbox"], workers) as shared:
+        memo = GradingMemo(shared, keep_timeouts=True)
+
+        def one(job):
+            task, k = job
+            env = MinibugsEnv(memo, max_turns, candidates=True, try_scope="function")
+            rng = random.Random(f"{seed}:{task.instance_id}:{k}")
+            search_episode(env, task, rng, weights, max_turns, pool=pool, pool_seed=seed)
+            key = f"located-experts:{task.instance_id}:{k}"
+            return {**located_credit(task, env, key, memo, cfg["grading"]), "split": task.split}
+
+        from concurrent.futures import ThreadPoolExecutor
+
+        jobs = [(t, k) for t in tasks for k in range(samples)]
+        with ThreadPoolExecutor(workers) as ex:
+            records = list(ex.map(one, jobs))
+    figures = {
+        "suite": suite,
+        "splits": ["train", "dev"],
+        "samples": samples,
+        "max_turns": max_turns,
+        **credit_figures(records),
+    }
+    figures["seconds"] = round(time.monotonic() - start, 1)
+    return figures
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("model_dir")
+    ap.add_argument("model_dir", nargs="?", default="")
+    ap.add_argument("--located-experts", action="store_true")
+    ap.add_argument("--suite", default="multibugs")
+    ap.add_argument("--max-turns", type=int, default=0, help="0: agent.max_turns")
     ap.add_argument("--train-tasks", type=int, default=40)
     ap.add_argument("--samples", type=int, default=4)
     ap.add_argument("--dev-samples", type=int, default=8)
@@ -90,9 +144,13 @@ def main() -> None:
     ap.add_argument("--out", default=str(HERE / "out" / "probe_train_dev.json"))
     args = ap.parse_args()
     cfg = load_config(str(HERE.parent / "config" / "config.yaml"))
-    figures = train_dev_figures(
-        args.model_dir, cfg, args.train_tasks, args.samples, args.dev_samples, args.threads
-    )
+    if args.located_experts:
+        turns = args.max_turns or int(cfg["agent"]["max_turns"])
+        figures = located_expert_figures(cfg, args.suite, args.samples, turns)
+    else:
+        figures = train_dev_figures(
+            args.model_dir, cfg, args.train_tasks, args.samples, args.dev_samples, args.threads
+        )
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(figures, indent=1) + "\n")
     print(json.dumps(figures, indent=1))

@@ -26,7 +26,9 @@ from editcredit.agent.edit_blocks import (
     is_default_test_path,
     overlaps,
 )
+from editcredit.agent.experts import bug_of_line, expert_actions
 from editcredit.agent.minibugs_env import MinibugsEnv, run_selection, visible_tests
+from editcredit.agent.probe import credit_figures
 from editcredit.agent.protocol import content_hash
 from editcredit.agent.search_expert import failed_count, search_episode
 from editcredit.data.minibugs.generate import Candidate
@@ -249,3 +251,34 @@ def test_an_expert_episode_keeps_a_fix_per_bug_in_eligible_blocks(local_sandbox)
         tree = counterfactual_tree(env.tree, block, changes, env.store, regions)
         assert tree != env.tree
     json.dumps([b.to_dict() for b in blocks])
+
+
+def test_the_oracle_runs_after_each_bugs_fix_when_located():
+    task = multi_task()
+    assert bug_of_line(task) == {5: 0, 9: 1}
+    plain = expert_actions(task, random.Random(0), 0.0, 0.0)
+    located = expert_actions(task, random.Random(0), 0.0, 0.0, located=True)
+    assert plain is not None and located is not None
+    assert [a.split("\n")[0] for a in plain] == ["edit calc3.py", "edit calc3.py", "submit"]
+    assert [a.split("\n")[0] for a in located] == [
+        "edit calc3.py",
+        "run",
+        "edit calc3.py",
+        "submit",
+    ]
+
+
+def test_credit_figures():
+    rows = [
+        {"bugs": 2, "eligible_blocks": 2, "Y": 1, "D": 0.625},
+        {"bugs": 3, "eligible_blocks": 1, "Y": 0, "D": 0.0},
+        {"bugs": 0, "eligible_blocks": 1, "Y": 0, "D": -0.25},
+        {"bugs": 0, "eligible_blocks": 0, "Y": 0, "D": None},
+    ]
+    figures = credit_figures(rows)
+    assert figures["trajectories"] == 4 and figures["multi_bug_trajectories"] == 2
+    assert figures["share_two_or_more_eligible_blocks"] == 0.25
+    assert figures["multi_bug_share_two_or_more_eligible_blocks"] == 0.5
+    assert figures["queried_blocks"] == 3
+    shares = [figures[f"share_D_{s}"] for s in ("positive", "zero", "negative")]
+    assert shares == [0.3333, 0.3333, 0.3333]

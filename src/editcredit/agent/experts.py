@@ -2,6 +2,9 @@
 
 Experts know the gold fix. Some go straight to it; others first make a wrong or neutral edit,
 run the tests, then repair it, so that trajectories hold several edit blocks of mixed value.
+On a multi-bug task played with tries scoped to their function (``agent.try_scope:
+function``, ``located``) the expert runs the tests after each bug's fix, so every bug's fix is
+a block of its own (eligible by region, agent/edit_blocks.py).
 """
 
 from __future__ import annotations
@@ -111,11 +114,17 @@ def _edit(
 
 
 def expert_actions(
-    task: Task, rng: random.Random, detour_prob: float, run_prob: float, style: str = "minimal"
+    task: Task,
+    rng: random.Random,
+    detour_prob: float,
+    run_prob: float,
+    style: str = "minimal",
+    located: bool = False,
 ) -> list[str] | None:
     """One expert episode as action texts, or None when the task has no line-level fix
     expressible as unique fragments. ``style``: 'minimal' (the shortest unique token-aligned
-    fragment) or 'line' (the whole changed line)."""
+    fragment) or 'line' (the whole changed line). ``located``: a run after each planted bug's
+    fix of a multi-bug task but the last (its bugs' hunks, :func:`bug_of_line`)."""
     fix = fix_lines(task)
     if fix is None:
         return None
@@ -139,7 +148,10 @@ def expert_actions(
             actions += [there, Action("run"), back]
             break
     current = list(lines)
-    for n, text in pairs:
+    owner = bug_of_line(task) if located else {}
+    for k, (n, text) in enumerate(pairs):
+        if k and owner.get(n) != owner.get(pairs[k - 1][0]):
+            actions.append(Action("run"))  # the previous bug's fix is a block of its own
         edit = _edit(current, path, n, text, style)
         if edit is None:
             return None
@@ -149,6 +161,24 @@ def expert_actions(
         actions.append(Action("run"))
     actions.append(Action("submit"))
     return [format_action(a) for a in actions]
+
+
+def bug_of_line(task: Task) -> dict[int, int]:
+    """line (1-based, in the task's tree) -> index of the planted bug whose gold hunk changes
+    it; empty for a task without ``bugs``."""
+    out: dict[int, int] = {}
+    for k, bug in enumerate(task.bugs or ()):
+        line = 0
+        for row in bug.patch.split("\n"):
+            m = _HUNK.match(row)
+            if m:
+                line = int(m.group(1))
+            elif line and row[:1] == "-" and not row.startswith("---"):
+                out[line] = k
+                line += 1
+            elif line and row[:1] == " ":
+                line += 1
+    return out
 
 
 def run_expert_episode(env, task: Task, actions: list[str]) -> tuple[list[str], list[str]]:

@@ -129,3 +129,67 @@ def _count(values) -> dict[str, int]:
 
 
 __all__ = ["episode_blocks", "probe_figures", "rollout_and_grade"]
+
+
+def located_credit(task: Task, env, rollout_key: str, sandbox, grading_cfg) -> dict[str, Any]:
+    """The edit blocks of one finished episode under ``agent.try_scope: function``, cut by
+    region (every seed function's lines, :func:`editcredit.agent.candidates.location_regions`),
+    and the credit of its score-blind selected block: ``D = U(final) - U(counterfactual)``,
+    both graded with the weights of ``grading_cfg`` (None when a grading is unavailable)."""
+    from editcredit.agent.candidates import location_regions
+    from editcredit.agent.edit_blocks import (
+        TurnChanges,
+        counterfactual_tree,
+        edit_blocks,
+        is_default_test_path,
+        select_block,
+    )
+    from editcredit.sandbox.patches import diff_trees
+
+    changes = [TurnChanges.from_mapping(t.turn, t.changes) for t in env.turns if t.changes]
+    regions = location_regions(task, env.store)
+    blocks = edit_blocks(changes, is_default_test_path, regions)
+    selected = select_block(blocks, rollout_key)
+    weights = float(grading_cfg["f_weight"]), float(grading_cfg["g_weight"])
+    final = grade_patch(task, env.final_patch(), sandbox, *weights)
+    d = None
+    if selected is not None:
+        tree = counterfactual_tree(env.tree, selected, changes, env.store, regions)
+        other = grade_patch(
+            task, diff_trees(cast(dict[str, str], task.files), tree), sandbox, *weights
+        )
+        if final.U is not None and other.U is not None:
+            d = round(final.U - other.U, 9)
+    return {
+        "instance_id": task.instance_id,
+        "bugs": len(task.bugs or ()),
+        "blocks": len(blocks),
+        "eligible_blocks": sum(b.eligible for b in blocks),
+        "Y": final.Y,
+        "D": d,
+    }
+
+
+def credit_figures(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Shares of :func:`located_credit`'s records: trajectories with 2 or more eligible
+    blocks (all, and those of multi-bug tasks) and queried blocks by the sign of D."""
+
+    def share(rows, test):
+        return round(sum(map(test, rows)) / len(rows), 4) if rows else None
+
+    multi = [r for r in records if r["bugs"] >= 2]
+    queried = [r["D"] for r in records if r["D"] is not None]
+    return {
+        "trajectories": len(records),
+        "multi_bug_trajectories": len(multi),
+        "pass_at_1": share(records, lambda r: r["Y"] == 1),
+        "multi_bug_pass_at_1": share(multi, lambda r: r["Y"] == 1),
+        "share_two_or_more_eligible_blocks": share(records, lambda r: r["eligible_blocks"] >= 2),
+        "multi_bug_share_two_or_more_eligible_blocks": share(
+            multi, lambda r: r["eligible_blocks"] >= 2
+        ),
+        "queried_blocks": len(queried),
+        "share_D_positive": share(queried, lambda d: d > 0),
+        "share_D_zero": share(queried, lambda d: d == 0),
+        "share_D_negative": share(queried, lambda d: d < 0),
+    }
