@@ -10,7 +10,7 @@ from taskfactory import CALC_BUG, CALC_FIXED, CONFIG, WEIGHTS, make_calc_task
 from editcredit.grading.grader import grade_patch, grade_tree
 from editcredit.sandbox.docker_backend import count_sandbox_containers
 from editcredit.sandbox.factory import make_sandbox
-from editcredit.sandbox.limits import LimitSettings
+from editcredit.sandbox.limits import limit_settings
 from editcredit.sandbox.patches import diff_trees
 
 FORCE_PASS_CONFTEST = """import pytest
@@ -102,7 +102,7 @@ def test_infinite_loop_is_a_valid_0_with_a_timeout_and_leaves_no_container(box):
         {"calc.py": CALC_BUG},
         {"calc.py": CALC_BUG.replace("return a - b", "while True:\n        pass")},
     )
-    box.limit_settings = LimitSettings(floor_s=1.0, collect_floor_s=3.0)
+    box.limit_settings = limit_settings({"floor_s": 1.0, "collect_floor_s": 3.0})
     before = count_sandbox_containers(own=True)
     start = time.monotonic()
     report = grade_patch(task, loop, box, *WEIGHTS)
@@ -127,7 +127,7 @@ def test_a_loop_is_the_patchs_failure_even_past_the_runs_own_limit(docker_sandbo
         {"calc.py": CALC_BUG.replace("return a - b", "while True:\n        pass")},
     )
     saved = docker_sandbox.limit_settings
-    docker_sandbox.limit_settings = LimitSettings(floor_s=4.0, collect_floor_s=3.0)
+    docker_sandbox.limit_settings = limit_settings({"floor_s": 4.0, "collect_floor_s": 3.0})
     try:
         report = grade_patch(task, loop, docker_sandbox, *WEIGHTS)
     finally:

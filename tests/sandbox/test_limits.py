@@ -10,8 +10,8 @@ from taskfactory import CONFIG, count_gold_runs, make_calc_task, write_control_r
 from editcredit.sandbox.limits import (
     GoldTimes,
     GoldTimesBook,
-    LimitSettings,
     gold_times_book,
+    limit_settings,
     load_gold_times,
     run_budget_s,
 )
@@ -20,11 +20,13 @@ from editcredit.sandbox.limits import (
 )
 from editcredit.sandbox.sentinels import make_sentinels
 
-SETTINGS = LimitSettings(
-    factor=10, floor_s=5, collect_factor=4, collect_floor_s=10, max_timeouts=2, cpu_floor_s=1
+SETTINGS = limit_settings(
+    {"factor": 10, "floor_s": 5, "collect_factor": 4, "collect_floor_s": 10, "max_timeouts": 2}
+    | {"cpu_floor_s": 1}
 )
-NO_CPU = LimitSettings(
-    factor=10, floor_s=5, collect_factor=4, collect_floor_s=10, max_timeouts=2, cpu_floor_s=0
+NO_CPU = limit_settings(
+    {"factor": 10, "floor_s": 5, "collect_factor": 4, "collect_floor_s": 10, "max_timeouts": 2}
+    | {"cpu_floor_s": 0}
 )
 
 
@@ -92,15 +94,15 @@ def test_budget_covers_the_allowed_timeouts_and_their_reruns():
 @pytest.mark.parametrize(
     "cfg,message",
     [
-        ({"floor": 3}, "unknown field"),
-        ({"floor_s": 0}, "floor_s must be > 0"),
-        ({"max_timeouts": 0}, "max_timeouts must be >= 1"),
-        ({"cpu_floor_s": -1}, "cpu_floor_s must be >= 0"),
+        ({"floor": 3}, r"unknown keys \['floor'\]"),
+        ({"floor_s": 0}, "floor_s: 0 is less than or equal to the minimum of 0"),
+        ({"max_timeouts": 0}, "max_timeouts: 0 is less than the minimum of 1"),
+        ({"cpu_floor_s": -1}, "cpu_floor_s: -1 is less than the minimum of 0"),
     ],
 )
 def test_settings_errors_name_the_field(cfg, message):
     with pytest.raises(ValueError, match=message):
-        LimitSettings.from_config(cfg)
+        limit_settings(cfg)
 
 
 def test_gold_times_load_from_control_records(tmp_path):
@@ -250,7 +252,7 @@ def test_a_loop_is_told_by_its_cpu_seconds_a_wait_by_the_wall_clock(
     from editcredit.sandbox.local_backend import LocalSandbox
 
     task, patch = _calc_with_add(body)
-    settings = LimitSettings(floor_s=4.0, cpu_floor_s=cpu_floor_s, measure_gold=False)
+    settings = limit_settings({"floor_s": 4.0, "cpu_floor_s": cpu_floor_s, "measure_gold": False})
     with LocalSandbox(limits=settings) as box:
         report = grade_patch(task, patch, box, *WEIGHTS)
     assert report.verdict == "valid_0", report.reason

@@ -230,12 +230,12 @@ class Loops(unittest.TestCase):
 def test_a_test_past_its_own_limit_is_a_reproduced_timeout():
     """Per-test limits (here the floor: no gold times): the spinning test is killed with the
     run, rerun alone, killed again: a FAILED call with reason timeout, a valid 0."""
-    from editcredit.sandbox.limits import LimitSettings
+    from editcredit.sandbox.limits import limit_settings
     from editcredit.sandbox.local_backend import LocalSandbox
 
     spins, fast = f"test_spins ({M}.Loops)", f"test_fast ({M}.Loops)"
     task = unittest_task(LOOPS, [spins], [fast])
-    with LocalSandbox(limits=LimitSettings(floor_s=1.0, measure_gold=False)) as box:
+    with LocalSandbox(limits=limit_settings({"floor_s": 1.0, "measure_gold": False})) as box:
         report = grade_tree(task, "", box, *WEIGHTS)
     assert report.verdict == "valid_0", report.reason
     assert {i: t["status"] for i, t in report.tests.items()} == {spins: "timeout", fast: "passed"}

@@ -19,6 +19,7 @@ from editcredit.sandbox.limits import (
     GoldTimes,
     GoldTimesBook,
     LimitSettings,
+    limit_settings,
     per_test_limits,
     run_budget_s,
 )
@@ -174,7 +175,7 @@ class Sandbox(ABC):
     ) -> None:
         self.timeout_factor = timeout_factor
         self._scratch = Path(scratch or tempfile.gettempdir())
-        self.limit_settings = limits if limits is not None else LimitSettings()
+        self.limit_settings = limits if limits is not None else limit_settings(None)
         self.gold_times = gold_times if gold_times is not None else GoldTimesBook()
 
     def grade(self, task: Task, patch: str, select: list[str] | None = None) -> SandboxReport:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from editcredit.sandbox.base import Sandbox
-from editcredit.sandbox.limits import GoldTimesBook, LimitSettings
+from editcredit.sandbox.limits import GoldTimesBook, limit_settings
 
 BACKENDS = ("docker", "local")
 
@@ -17,7 +17,7 @@ def make_sandbox(
     ``gold_times`` the tasks' gold-run times (shared by a pool; measured where missing).
     Values come from the validated config (config/schema.yaml holds the defaults)."""
     factor = float(cfg["timeout_factor"])
-    limits = LimitSettings.from_config(cfg.get("test_limits"))
+    limits = limit_settings(cfg.get("test_limits"))
     if backend == "docker":
         from editcredit.sandbox.docker_backend import DockerSandbox
 

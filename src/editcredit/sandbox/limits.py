@@ -26,34 +26,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from editcredit.config import section_config
+from editcredit.settings import TestLimits
 
-@dataclass(frozen=True)
-class LimitSettings:
-    """``sandbox.test_limits`` of the config (schema.yaml documents every field)."""
+#: ``sandbox.test_limits``, as the settings tree types it; config/schema.yaml holds each key's
+#: meaning, default and bounds.
+LimitSettings = TestLimits
 
-    factor: float = 10.0
-    floor_s: float = 5.0
-    collect_factor: float = 10.0
-    collect_floor_s: float = 10.0
-    max_timeouts: int = 3
-    measure_gold: bool = True
-    cpu_floor_s: float = 0.25
 
-    @classmethod
-    def from_config(cls, cfg: dict[str, Any] | None) -> LimitSettings:
-        cfg = dict(cfg or {})
-        unknown = sorted(set(cfg) - set(cls.__dataclass_fields__))
-        if unknown:
-            raise ValueError(f"config sandbox.test_limits: unknown field(s) {unknown}")
-        settings = cls(**cfg)
-        for name in ("factor", "floor_s", "collect_factor", "collect_floor_s"):
-            if float(getattr(settings, name)) <= 0:
-                raise ValueError(f"config sandbox.test_limits.{name} must be > 0")
-        if float(settings.cpu_floor_s) < 0:
-            raise ValueError("config sandbox.test_limits.cpu_floor_s must be >= 0")
-        if int(settings.max_timeouts) < 1:
-            raise ValueError("config sandbox.test_limits.max_timeouts must be >= 1")
-        return settings
+def limit_settings(cfg: Mapping[str, Any] | None) -> LimitSettings:
+    """The limits of a ``sandbox.test_limits`` mapping, validated and its defaults filled by the
+    schema (None: every default); ConfigError (a ValueError) names a bad key."""
+    section = section_config("sandbox.test_limits", cfg)
+    return LimitSettings.from_mapping(section, "sandbox.test_limits")
 
 
 @dataclass(frozen=True)
