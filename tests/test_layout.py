@@ -94,16 +94,3 @@ def test_no_other_code_splits_run_names_or_parses_output_paths():
                 if banned.search(line):
                     offenders.append(f"{path.relative_to(repo)}:{number}: {line.strip()}")
     assert not offenders, "use editcredit.layout:\n" + "\n".join(offenders)
-
-
-@pytest.mark.parametrize(
-    "result, sidecar",
-    [
-        ("runs/M-s42/step_4/segment.json", "runs/M-s42/step_4/segment.volatile.json"),
-        ("results/eval/base/b/slots.parquet", "results/eval/base/b/slots.volatile.json"),
-        ("results/training/control/s42.json", "results/training/control/s42.volatile.json"),
-    ],
-)
-def test_one_name_for_every_volatile_sidecar(result, sidecar):
-    assert layout.volatile_sidecar(result) == sidecar
-    assert layout.is_volatile(sidecar) and not layout.is_volatile(result)

@@ -1,8 +1,8 @@
 """Deleting and rebuilding a training segment, an evaluation job or the tables gives the same
 bytes (docs/design.md, "Records do not drift"): what the clock, the disk or the host decides
-lives in volatile sidecars (``*.volatile.json``, ``editcredit.layout.volatile_sidecar``) that
-nothing hashes, and the cost table, the one reader of the sidecars, is the only table a rerun
-of an upstream job changes.
+lives in volatile sidecars (``*.volatile.json``, ``editcredit.io.volatile.volatile_sidecar``)
+that nothing hashes, and the cost table, the one reader of the sidecars, is the only table a
+rerun of an upstream job changes.
 
 The segment and the evaluation run for real: a small trained policy, the docker sandbox, one
 GRPO step of arm M, the no-learning control's replay of that step, and a fresh evaluation (its
@@ -23,7 +23,7 @@ from taskfactory import CONFIG, TOY_AGENT
 from editcredit.data.freeze import write_parquet
 from editcredit.evaluation.job import EvalModelJob, eval_model_job, plan_job, scores_job
 from editcredit.io.provenance import read_provenance
-from editcredit.layout import is_volatile, volatile_sidecar
+from editcredit.io.volatile import is_volatile, volatile_sidecar
 
 RUN = "M-s42"
 AGENT = {**TOY_AGENT, "max_turns": 3, "max_new_tokens": 24}

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from editcredit.config import ConfigError, load_config
 from editcredit.data.freeze import FrozenSuiteError, load_tasks, task_from_record
-from editcredit.io.provenance import atomic_write_text
+from editcredit.io.atomic import atomic_write_text
 from editcredit.sandbox.base import SandboxError
 from editcredit.sandbox.factory import BACKENDS, make_sandbox
 from editcredit.sandbox.patches import PatchFormatError, split_patch

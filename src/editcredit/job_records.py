@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from editcredit.io.provenance import atomic_write_text
+from editcredit.io.atomic import atomic_write_text
 
 __all__ = [
     "ATTEMPTS_SUFFIX",

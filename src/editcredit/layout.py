@@ -77,28 +77,6 @@ def names_regex(names) -> str:
     return "|".join(re.escape(str(n)) for n in names) or "(?!x)x"
 
 
-# --- volatile sidecars -------------------------------------------------------------------------
-
-VOLATILE_SUFFIX = ".volatile.json"
-"""The one name ending of a volatile sidecar: the facts of a result that the clock, the host or
-the run decides (wall seconds, free disk, worker addresses, attempt timestamps), kept beside the
-result (``segment.json`` -> ``segment.volatile.json``) so that the result itself is the same bytes
-on every rebuild. No hash, identity receipt or provenance block covers a sidecar; only the cost
-accounting reads them (the cost table, a run's budget ledger)."""
-
-
-def volatile_sidecar(path: str | Path) -> str:
-    """The sidecar of a result file: ``a/b/segment.json`` -> ``a/b/segment.volatile.json``,
-    ``a/slots.parquet`` -> ``a/slots.volatile.json`` (the name up to its first dot)."""
-    p = Path(path)
-    return (p.parent / f"{p.name.split('.', 1)[0]}{VOLATILE_SUFFIX}").as_posix()
-
-
-def is_volatile(path: str | Path) -> bool:
-    """Whether ``path`` is a volatile sidecar (left out of every hash)."""
-    return Path(path).name.endswith(VOLATILE_SUFFIX)
-
-
 # --- data, controls, models -------------------------------------------------------------------
 
 FROZEN_TASKS = "data/frozen/{suite}/tasks.parquet"
@@ -147,7 +125,8 @@ def segment_dir(run: str, step: int) -> str:
 
 
 def segment_receipt_json(run: str, step: int) -> str:
-    """A segment's receipt ``segment.json`` (its volatile facts: ``volatile_sidecar`` of it)."""
+    """A segment's receipt ``segment.json`` (its volatile facts: the sidecar of it,
+    ``io.volatile.volatile_sidecar``)."""
     return f"{segment_dir(run, step)}/segment.json"
 
 

@@ -39,7 +39,7 @@ from editcredit.config import ConfigError
 from editcredit.io.hash_cache import HashCache
 from editcredit.io.identity import RECEIPT, receipt_files, verify_identity
 from editcredit.io.provenance import directory_digest, list_files, read_provenance
-from editcredit.layout import is_volatile
+from editcredit.io.volatile import is_volatile
 
 __all__ = ["Drift", "Finding", "VerifyReport", "format_report", "verify_tree"]
 

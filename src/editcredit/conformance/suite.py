@@ -251,7 +251,7 @@ def run_suite(
     """Every project in turn; the JSON report and text table under ``out_dir`` when given,
     holding also the results in ``keep`` of projects not run now (in ``order``)."""
     from editcredit.conformance.report import merge_results, report_json, text_table
-    from editcredit.io.provenance import atomic_write_text
+    from editcredit.io.atomic import atomic_write_text
     from editcredit.sandbox.docker_backend import docker_client
 
     client = docker_client()

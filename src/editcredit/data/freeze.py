@@ -15,8 +15,9 @@ import pyarrow.parquet as pq
 from pydantic import ValidationError
 
 from editcredit.data.task import RUNNERS, Task, canonical_json
+from editcredit.io.atomic import atomic_write_text
 from editcredit.io.hashing import sha256_text
-from editcredit.io.provenance import atomic_write_text, sha256_file
+from editcredit.io.provenance import sha256_file
 
 SCHEMA_VERSION = 2  # 2: statement_test (the one visible FAIL_TO_PASS test)
 #: 3: the runner columns, written only by a suite with a task whose tests are not pytest's

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from editcredit.evaluation.ledger import GENERATION_KINDS
 from editcredit.evaluation.slots import SlotRecord, TaskSlots
-from editcredit.io.provenance import atomic_write_text
+from editcredit.io.atomic import atomic_write_text
 
 
 def slot_patch(slot: SlotRecord) -> str | None:

@@ -10,7 +10,8 @@ from typing import Any
 
 from editcredit.data.freeze import load_tasks
 from editcredit.grading.controls import run_controls, summarize, training_pool
-from editcredit.io.provenance import atomic_write_text, provenance, write_result_json
+from editcredit.io.atomic import atomic_write_text
+from editcredit.io.provenance import provenance, write_result_json
 from editcredit.sandbox.pool import SandboxPool
 
 

@@ -2,7 +2,7 @@
 
 Snakemake's own ``.snakemake_timestamp`` marker (written into directory outputs after the job
 that made the receipt) and volatile sidecars (``*.volatile.json``: wall times, free disk, worker
-addresses; ``editcredit.layout.volatile_sidecar``) are not part of the identity.
+addresses; ``editcredit.io.volatile.volatile_sidecar``) are not part of the identity.
 """
 
 from __future__ import annotations
@@ -12,14 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from editcredit.io.provenance import (
-    atomic_write_text,
-    code_version,
-    config_hash,
-    directory_digest,
-    sha256_file,
-)
-from editcredit.layout import is_volatile
+from editcredit.io.atomic import atomic_write_text
+from editcredit.io.hashing import sha256_file
+from editcredit.io.provenance import code_version, config_hash, directory_digest
+from editcredit.io.volatile import is_volatile
 
 __all__ = [
     "IGNORED",

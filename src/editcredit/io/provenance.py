@@ -6,7 +6,8 @@ result lacks the block: ``write_result_json`` (a
 ``provenance`` key), ``write_result_parquet`` (the block in the schema metadata under
 ``editcredit.provenance``) and ``write_result_tex`` (a first line
 ``% editcredit-provenance: {json}``). ``read_provenance`` reads the block back from any of the
-three. Files are written atomically (a temp file renamed into place: nothing half-written).
+three. Files are written atomically (``atomic``: a temp file renamed into place, nothing
+half-written).
 """
 
 from __future__ import annotations
@@ -20,15 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from editcredit import __version__
+from editcredit.io.atomic import atomic_write_text
 from editcredit.io.code_identity import code_identity, git_tree_state
 from editcredit.io.hashing import sha256_file, sha256_text
-from editcredit.layout import is_volatile
+from editcredit.io.volatile import is_volatile
 
 __all__ = [
     "PARQUET_KEY",
     "TEX_PREFIX",
-    "atomic_write_bytes",
-    "atomic_write_text",
     "code_version",
     "config_hash",
     "directory_digest",
@@ -51,7 +51,7 @@ TEX_PREFIX = "% editcredit-provenance: "
 
 def list_files(directory: str | Path) -> list[Path]:
     """Every file under ``directory`` (recursively), in the order directory digests use; a
-    volatile sidecar (``layout.VOLATILE_SUFFIX``: wall times and the like) is no part of it."""
+    volatile sidecar (``volatile.VOLATILE_SUFFIX``: wall times and the like) is no part of it."""
     return sorted(q for q in Path(directory).rglob("*") if q.is_file() and not is_volatile(q))
 
 
@@ -103,25 +103,6 @@ def provenance(
         "config_sha256": config_hash(config),
         "inputs": {p: known.get(p) or sha256_path(p) for p in sorted(set(map(str, inputs)))},
     }
-
-
-def atomic_write_bytes(path: str | Path, data: bytes) -> None:
-    """Write through a temp file in the same directory, then rename: all or nothing."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def atomic_write_text(path: str | Path, text: str) -> None:
-    """Write UTF-8 text through a temp file in the same directory, then rename."""
-    atomic_write_bytes(path, text.encode("utf-8"))
 
 
 def write_result_json(

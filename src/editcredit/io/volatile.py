@@ -3,7 +3,7 @@
 Wall seconds, free disk, worker addresses, attempt timestamps are measured facts, but the clock,
 the host or the run decides them, so a result file that held them would differ on every rebuild
 and so would every file downstream that hashes it. They go to a sidecar beside the result
-(``editcredit.layout.volatile_sidecar``: ``segment.json`` -> ``segment.volatile.json``) that no
+(:func:`volatile_sidecar`: ``segment.json`` -> ``segment.volatile.json``) that no
 hash, identity receipt or provenance block covers (``list_files`` and ``receipt_files`` leave it
 out). The cost accounting reads them: the cost table (from the files rule render_tables
 declares) and a run's budget ledger.
@@ -15,10 +15,28 @@ import json
 from pathlib import Path
 from typing import Any
 
-from editcredit.io.provenance import atomic_write_text
-from editcredit.layout import volatile_sidecar
+from editcredit.io.atomic import atomic_write_text
 
-__all__ = ["read_volatile", "write_volatile"]
+__all__ = ["VOLATILE_SUFFIX", "is_volatile", "read_volatile", "volatile_sidecar", "write_volatile"]
+
+VOLATILE_SUFFIX = ".volatile.json"
+"""The one name ending of a volatile sidecar: the facts of a result that the clock, the host or
+the run decides (wall seconds, free disk, worker addresses, attempt timestamps), kept beside the
+result (``segment.json`` -> ``segment.volatile.json``) so that the result itself is the same bytes
+on every rebuild. No hash, identity receipt or provenance block covers a sidecar; only the cost
+accounting reads them (the cost table, a run's budget ledger)."""
+
+
+def volatile_sidecar(path: str | Path) -> str:
+    """The sidecar of a result file: ``a/b/segment.json`` -> ``a/b/segment.volatile.json``,
+    ``a/slots.parquet`` -> ``a/slots.volatile.json`` (the name up to its first dot)."""
+    p = Path(path)
+    return (p.parent / f"{p.name.split('.', 1)[0]}{VOLATILE_SUFFIX}").as_posix()
+
+
+def is_volatile(path: str | Path) -> bool:
+    """Whether ``path`` is a volatile sidecar (left out of every hash)."""
+    return Path(path).name.endswith(VOLATILE_SUFFIX)
 
 
 def write_volatile(result: str | Path, facts: dict[str, Any]) -> Path:

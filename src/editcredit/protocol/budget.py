@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from editcredit.io.provenance import atomic_write_text
+from editcredit.io.atomic import atomic_write_text
 from editcredit.layout import BUDGET_DIR, SPEND_RECORDS, study_ledger
 
 #: the spend a budget can cap, in the order receipts list them

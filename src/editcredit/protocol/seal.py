@@ -24,8 +24,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from editcredit.io.atomic import atomic_write_text
 from editcredit.io.hashing import sha256_file
-from editcredit.io.provenance import atomic_write_text, code_version
+from editcredit.io.provenance import code_version
 from editcredit.protocol.spec import ProtocolError, load_protocol, protocol_sha256
 
 DEFAULT_SEAL_DIR = Path("logs/seals")

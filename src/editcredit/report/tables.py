@@ -19,9 +19,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from editcredit.io.provenance import code_version, config_hash
-from editcredit.io.volatile import read_volatile
+from editcredit.io.volatile import read_volatile, volatile_sidecar
 from editcredit.job_settings import TablesSettings
-from editcredit.layout import parse_audit_json, parse_run, parse_segment_dir, volatile_sidecar
+from editcredit.layout import parse_audit_json, parse_run, parse_segment_dir
 from editcredit.report import context as ctx
 from editcredit.report.costs import cost_rows
 from editcredit.report.latex import make_env, render_template, write_tex

@@ -42,6 +42,7 @@ from editcredit.rl.timing import PHASES
 from editcredit.rl.workers import make_workers
 from editcredit.sandbox.limits import gold_times_book
 from editcredit.sandbox.report_store import absolute_store
+from editcredit.settings import RaySettings
 from editcredit.storage.forecast import checkpoint_bytes
 from editcredit.storage.monitor import Floor, StorageMonitor, existing_parent
 
@@ -218,10 +219,10 @@ class RolloutSetup:
     pool: list
     worker_kwargs: dict[str, Any]
 
-    def start_workers(self, ray: Mapping[str, Any]) -> tuple[dict[str, Any], Any]:
+    def start_workers(self, ray: RaySettings) -> tuple[dict[str, Any], Any]:
         """The grader's identity (read when the job starts) and the rollout workers."""
         grader = grader_identity(self.worker_kwargs["sandbox_cfg"])
-        return grader, make_workers(dict(ray), self.worker_kwargs)
+        return grader, make_workers(ray, self.worker_kwargs)
 
     def record(self, receipt: dict[str, Any], pool_size: int) -> dict[str, str]:
         """Add the quarantine, the pool and the base check to ``receipt``; return the input
@@ -310,7 +311,7 @@ def train_segment_job(
     storage = check_storage(monitor, start_model)
     guard = run_budget_guard(run, budget, start_state, gpus, budget_dir)
     earlier_seconds = earlier_run_seconds(start_state)
-    grader, workers = setup.start_workers(settings.ray.to_dict())
+    grader, workers = setup.start_workers(settings.ray)
     try:
         receipt = train_segment(
             spec,
@@ -393,7 +394,7 @@ def control_replay_job(
     print(f"{run}: the base policy on steps 1..{steps} on {device}, {len(pool)} training tasks")
     started = time.monotonic()
     guard = job_guard(run, budget, "config budgets.run", gpus=int(gpus))
-    grader, workers = setup.start_workers(settings.ray.to_dict())
+    grader, workers = setup.start_workers(settings.ray)
     try:
         rows = replay_control(cfg, steps, pool, workers, budget=guard)
         where = workers.describe()

@@ -10,14 +10,17 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
+from collections.abc import Mapping
 from multiprocessing.connection import Connection, wait
 from typing import Any, Protocol, cast
 
 import torch
 
+from editcredit.config import section_config
 from editcredit.rl import ray_allocation
 from editcredit.rl.records import GroupResult
 from editcredit.rl.rollout_worker import GroupJob, RolloutWorker
+from editcredit.settings import RaySettings
 
 
 class WorkerPool(Protocol):
@@ -160,10 +163,10 @@ class RayWorkers:
         self,
         n: int,
         worker_kwargs: dict[str, Any],
-        address: str = "",
-        gpus_per_worker: float = 0.0,
+        address: str,
+        gpus_per_worker: float,
         cluster: ray_allocation.AllocationCluster | None = None,
-        start_timeout_s: float = 120.0,
+        start_timeout_s: float | None = None,
     ) -> None:
         import ray
 
@@ -181,6 +184,8 @@ class RayWorkers:
             kwargs["runtime_env"] = {"env_vars": {"PYTHONPATH": src}}
             ray.init(**kwargs)
         if cluster is not None:
+            if start_timeout_s is None:
+                raise ValueError("a Ray cluster of the allocation needs its start_timeout_s")
             cluster.wait_for_nodes(ray, start_timeout_s)
             print(cluster.status(), flush=True)
         kwargs = dict(worker_kwargs)
@@ -241,41 +246,49 @@ def _ray_node_id(_actor: Any) -> str:
     return ray.get_runtime_context().get_node_id()
 
 
-def make_workers(ray_cfg: dict[str, Any], worker_kwargs: dict[str, Any]) -> WorkerPool:
-    """Ray actors when ``ray.enabled`` (default); else ``num_workers`` local processes, or one
-    in-process worker when that is 1. With ``address: "slurm"`` a Ray cluster of the job's SLURM
-    allocation is started first (``ray.allocation``) and stopped when the pool closes, or when
-    building the pool fails."""
-    if not ray_cfg.get("enabled", True):
-        n = int(ray_cfg.get("num_workers", 1))
+def make_workers(
+    ray_settings: RaySettings | Mapping[str, Any], worker_kwargs: dict[str, Any]
+) -> WorkerPool:
+    """Ray actors when ``ray.enabled``; else ``num_workers`` local processes, or one in-process
+    worker when that is 1. With ``address: "slurm"`` a Ray cluster of the job's SLURM allocation
+    is started first (``ray.allocation``) and stopped when the pool closes, or when building the
+    pool fails. ``ray_settings`` is ``training.ray`` (a mapping is validated and its defaults
+    filled by the schema)."""
+    ray = ray_settings if isinstance(ray_settings, RaySettings) else _ray_settings(ray_settings)
+    if not ray.enabled:
+        n = ray.num_workers
         return ProcessWorkers(n, worker_kwargs) if n > 1 else InProcessWorkers(worker_kwargs)
-    address = ray_cfg.get("address", "")
-    gpus = float(ray_cfg.get("gpus_per_worker", 0))
+    address, gpus = ray.address, float(ray.gpus_per_worker)
     if address != ray_allocation.ADDRESS:
-        return RayWorkers(int(ray_cfg["num_workers"]), worker_kwargs, address, gpus)
+        return RayWorkers(ray.num_workers, worker_kwargs, address, gpus)
     if gpus > 0:
         raise ray_allocation.RayAllocationError(
             f"training.ray.address '{address}' starts CPU-only Ray worker nodes; "
             f"gpus_per_worker must be 0, not {gpus}"
         )
-    settings = ray_cfg["allocation"]
-    cluster = ray_allocation.start_allocation_cluster(settings)
+    settings = ray.allocation
+    cluster = ray_allocation.start_allocation_cluster(settings.to_dict())
     try:
         return RayWorkers(
-            int(ray_cfg["num_workers"]),
+            ray.num_workers,
             worker_kwargs,
             cluster.address,
             gpus,
             cluster=cluster,
-            start_timeout_s=float(settings["start_timeout_s"]),
+            start_timeout_s=float(settings.start_timeout_s),
         )
     except BaseException:
-        import ray
+        import ray as ray_module
 
-        if ray.is_initialized():
-            ray.shutdown()
+        if ray_module.is_initialized():
+            ray_module.shutdown()
         cluster.stop()
         raise
+
+
+def _ray_settings(cfg: Mapping[str, Any]) -> RaySettings:
+    """``training.ray`` from a mapping, validated and its defaults filled by the schema."""
+    return RaySettings.from_mapping(section_config("training.ray", cfg), "training.ray")
 
 
 def actor_device(device: str, address: str, gpus_per_worker: float) -> str:

@@ -19,8 +19,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from editcredit.io.atomic import atomic_write_text
 from editcredit.io.identity import RECEIPT
-from editcredit.io.provenance import atomic_write_text
 from editcredit.layout import PRUNED
 
 PRUNED_GLOBS = ("model/*.safetensors", "model/model.safetensors.index.json", "state/optimizer.pt")
