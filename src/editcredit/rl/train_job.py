@@ -22,11 +22,12 @@ import torch
 
 from editcredit.audit.base_pin import guard_base
 from editcredit.grading.grader_identity import grader_identity
+from editcredit.io.atomic import atomic_write_text
 from editcredit.io.identity import write_identity
-from editcredit.io.provenance import atomic_write_text, write_result_json
-from editcredit.io.volatile import read_volatile, write_volatile
+from editcredit.io.provenance import write_result_json
+from editcredit.io.volatile import read_volatile, volatile_sidecar, write_volatile
 from editcredit.job_settings import ControlReplaySettings, SegmentSettings
-from editcredit.layout import control_run_name, parse_run, train_job, volatile_sidecar
+from editcredit.layout import control_run_name, parse_run, train_job
 from editcredit.policy.base_job import training_tasks
 from editcredit.policy.devices import bind_gpus
 from editcredit.protocol.budget import Budget, BudgetGuard, job_guard, split_ledger
