@@ -72,8 +72,17 @@ def train_toy_policy(
     cfg = {
         "seed": 0,
         "tokenizer_vocab": 400,
+        "tokenizer_whole_numbers_below": 0,
         "architecture": TOY_ARCH,
-        "experts": {"episodes_per_task": 4, "detour_prob": 0.8, "run_prob": 0.5},
+        "experts": {
+            "kind": "oracle",
+            "episodes_per_task": 4,
+            "detour_prob": 0.8,
+            "run_prob": 0.5,
+            "rename_prob": 0.0,
+            "rename_locals": True,
+            "fragment_style": "minimal",
+        },
         "sft": {
             "lr": 0.01,
             "batch_size": 8,

@@ -19,8 +19,17 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 MODEL = {
     "seed": 0,
     "tokenizer_vocab": 400,
+    "tokenizer_whole_numbers_below": 0,
     "architecture": TOY_ARCH,
-    "experts": {"episodes_per_task": 2, "detour_prob": 0.5, "run_prob": 0.5},
+    "experts": {
+        "kind": "oracle",
+        "episodes_per_task": 2,
+        "detour_prob": 0.5,
+        "run_prob": 0.5,
+        "rename_prob": 0.0,
+        "rename_locals": True,
+        "fragment_style": "minimal",
+    },
     "sft": {
         "lr": 0.01,
         "batch_size": 4,

@@ -54,6 +54,7 @@ def test_a_looping_tree_is_run_once_for_all_episodes_of_its_task():
         "episodes_per_task": 4,
         "search_weights": {"binop_swap": 1.0, "constant_shift": 1.0, "swap_operands": 1.0},
         "search_pool": 2,
+        "fragment_style": "minimal",
     }
     corpus, _ = expert_corpus([make_calc_task()], box, experts, make_env, 12, 1)
     tries = {a for _, actions in corpus for a in actions if a.startswith("try")}

@@ -36,8 +36,9 @@ CORPUS = [
 CFG = {
     "seed": 3,
     "tokenizer_vocab": 300,
+    "tokenizer_whole_numbers_below": 0,
     "architecture": ARCH,
-    "experts": {},
+    "experts": {"rename_prob": 0.0, "rename_locals": True},
     "sft": {
         "lr": 0.01,
         "batch_size": 4,

@@ -96,10 +96,10 @@ def expert_corpus(
     """Expert episodes (observations, actions), played through the real environment (fresh
     ones from ``make_env``), and the identifiers of each episode's seed function (its name
     first). With a ``budget``, checked before each batch of :data:`EXPERT_BATCH` episodes."""
-    if cfg.get("kind", "oracle") == "search":
+    if cfg["kind"] == "search":
         return search_corpus(tasks, sandbox, cfg, make_env, max_turns, workers, budget)
     jobs = []
-    style = str(cfg.get("fragment_style", "minimal"))
+    style = str(cfg["fragment_style"])
     for task in tasks:
         for k in range(int(cfg["episodes_per_task"])):
             rng = random.Random(f"{cfg['seed']}:{task.instance_id}:{k}")
@@ -132,8 +132,8 @@ def search_corpus(
     """Episodes of the searching expert (it sees only what the agent sees), played through
     the real environment, and each episode's seed-function identifiers."""
     weights = {str(k): float(v) for k, v in cfg["search_weights"].items()}
-    pool = int(cfg.get("search_pool", 0))
-    style = str(cfg.get("fragment_style", "minimal"))
+    pool = int(cfg["search_pool"])
+    style = str(cfg["fragment_style"])
     jobs = [
         (task, random.Random(f"{cfg['seed']}:{task.instance_id}:{k}"))
         for task in tasks

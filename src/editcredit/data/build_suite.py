@@ -52,7 +52,7 @@ def build_suite(
         tasks = import_tasks(
             suite_cfg["source"],
             suite,
-            suite_cfg.get("image_template", ""),
+            suite_cfg["image_template"],
             float(suite_cfg["timeout_s"]),
         )
     digest = freeze(tasks, Path(out_dir), suite, generator, pinned_sha256)

@@ -99,15 +99,15 @@ def fit_base_model(
     corpus = augment_with_renames(
         corpus,
         names,
-        int(cfg["experts"].get("rename_copies", 0)),
+        int(cfg["experts"].get("rename_copies") or 0),  # optional: absent, no copies
         int(cfg["seed"]),
-        float(cfg["experts"].get("rename_prob", 0.0)),
-        bool(cfg["experts"].get("rename_locals", True)),
+        float(cfg["experts"]["rename_prob"]),
+        bool(cfg["experts"]["rename_locals"]),
     )
     tokenizer = train_tokenizer(
         (x for obs, act in corpus for x in obs + act),
         int(cfg["tokenizer_vocab"]),
-        int(cfg.get("tokenizer_whole_numbers_below", 0)),
+        int(cfg["tokenizer_whole_numbers_below"]),
     )
     chat = ChatTemplate(tokenizer)
     examples = [chat_example(chat, obs, act) for obs, act in corpus]
