@@ -282,3 +282,6 @@ def test_credit_figures():
     assert figures["queried_blocks"] == 3
     shares = [figures[f"share_D_{s}"] for s in ("positive", "zero", "negative")]
     assert shares == [0.3333, 0.3333, 0.3333]
+    assert figures["multi_bug_queried_blocks"] == 2
+    assert figures["multi_bug_share_D_positive"] == figures["multi_bug_share_D_zero"] == 0.5
+    assert figures["multi_bug_share_D_negative"] == 0.0

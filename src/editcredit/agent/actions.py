@@ -10,6 +10,7 @@ One action per assistant turn::
     + <new fragment>   ``agent.numbered_lines`` shows each line's number)
     try <k>            apply candidate fix k of the list the environment shows with
                        ``agent.candidates`` (agent/candidates.py), undoing an earlier try
+                       (with ``agent.try_scope: function``, an earlier try at its function)
     run                run the tests on the current tree
     submit             end the episode with the current tree
 

@@ -172,13 +172,14 @@ def located_credit(task: Task, env, rollout_key: str, sandbox, grading_cfg) -> d
 
 def credit_figures(records: list[dict[str, Any]]) -> dict[str, Any]:
     """Shares of :func:`located_credit`'s records: trajectories with 2 or more eligible
-    blocks (all, and those of multi-bug tasks) and queried blocks by the sign of D."""
+    blocks and of queried blocks by the sign of D (all, and those of multi-bug tasks)."""
 
     def share(rows, test):
         return round(sum(map(test, rows)) / len(rows), 4) if rows else None
 
     multi = [r for r in records if r["bugs"] >= 2]
     queried = [r["D"] for r in records if r["D"] is not None]
+    multi_queried = [r["D"] for r in multi if r["D"] is not None]
     return {
         "trajectories": len(records),
         "multi_bug_trajectories": len(multi),
@@ -192,4 +193,8 @@ def credit_figures(records: list[dict[str, Any]]) -> dict[str, Any]:
         "share_D_positive": share(queried, lambda d: d > 0),
         "share_D_zero": share(queried, lambda d: d == 0),
         "share_D_negative": share(queried, lambda d: d < 0),
+        "multi_bug_queried_blocks": len(multi_queried),
+        "multi_bug_share_D_positive": share(multi_queried, lambda d: d > 0),
+        "multi_bug_share_D_zero": share(multi_queried, lambda d: d == 0),
+        "multi_bug_share_D_negative": share(multi_queried, lambda d: d < 0),
     }
