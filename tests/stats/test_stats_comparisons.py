@@ -240,3 +240,29 @@ def test_scores_from_parquet_round_trip(tmp_path):
     rec = evalset_scores_record("holdout", {"base": frame})
     assert rec["models"]["base"]["lower"] == 0.25 and rec["models"]["base"]["upper"] == 0.5
     assert np.isclose(rec["n_samples"], 2)
+
+
+@pytest.mark.parametrize("unresolved", [False, True])
+def test_the_written_records_are_their_typed_records(unresolved):
+    """Each record of results/stats/ has the keys of its TypedDict in the written order, nested
+    records too, before and after the JSON round trip the gate job reads it through."""
+    from record_shapes import assert_record
+
+    from editcredit.stats._records import to_plain
+    from editcredit.stats.records import EvalsetScores, GatedRecord, PairedRecord
+
+    spec = comparison_specs(STATS, PLAN)["M-B"]
+    trained = {"M-s42": {"t1"}, "B-s42": {"t1", "t2"}, "M-s7": {"t2"}, "B-s7": {"t2"}}
+    rec = paired_record(spec, _two_seed_tables(unresolved), trained, **BOOT)
+    assert_record(rec, PairedRecord)
+    assert rec["trained"]["comparison"] is not None
+    written = json.loads(json.dumps(to_plain(rec)))
+    assert_record(written, PairedRecord)
+    gated = gated_record(written, min_difference=0.0, ci_lower_above=0.0)
+    assert_record(gated, GatedRecord)
+    assert list(gated) == [*PairedRecord.__annotations__, "gate"]
+    single = comparison_specs(STATS, PLAN)["M42-E42"]
+    tables = {"M-s42": _two_seed_tables()["M-s42"], "E-s42": _two_seed_tables()["B-s42"]}
+    assert_record(paired_record(single, tables, NONE_TRAINED, **BOOT), PairedRecord)
+    scores = evalset_scores_record("holdout", _two_seed_tables(unresolved))
+    assert_record(scores, EvalsetScores)

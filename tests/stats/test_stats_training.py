@@ -180,3 +180,29 @@ def test_training_record_is_json_ready():
     assert rec["learning_vs_control"]["M-s1"]["delta"] == [0.0, -1.0]
     assert rec["health"]["delta_last_quarter"] == -1.0
     assert np.isnan(m["entropy"][0])
+
+
+def test_the_training_record_is_its_typed_record():
+    """The arm's record (results/stats/training_{arm}.json) has the keys of TrainingRecord in
+    the written order, nested records too (health pooled, per run, failures, encounter)."""
+    from record_shapes import assert_record
+
+    from editcredit.stats._records import to_plain
+    from editcredit.stats.records import TrainingRecord
+
+    m = metrics([1, 2, 3], masked_by_cause=['{"timeout": 1}', "", "{}"])
+    r = rollouts([(t, s, 0, int(s > 1 and t != "b"), False) for t in "abc" for s in (1, 2, 3)])
+    rec = training_record(
+        "M",
+        {"M-s1": m},
+        {"M-s1": r},
+        controls_by_run={"M-s1": r},
+        credit_by_run={"M-s1": pd.DataFrame()},
+        endpoint_step=3,
+        n_buckets=2,
+        encounter_ks=[2],
+        **BOOT,
+    )
+    assert rec["encounter"][-1]["without_most_influential"] is not None
+    assert_record(rec, TrainingRecord)
+    assert_record(json.loads(json.dumps(to_plain(rec))), TrainingRecord)

@@ -6,9 +6,10 @@ from typing import Any
 
 from editcredit.jobs.harness import Job, JobContext, rule_files
 from editcredit.stats.jobs import gate_job
+from editcredit.stats.records import GatedRecord
 
 
-def _call(sm: Any, _settings: None, ctx: JobContext) -> dict[str, Any]:
+def _call(sm: Any, _settings: None, ctx: JobContext) -> GatedRecord:
     gate = sm.params.gate
     return gate_job(
         sm.input[0],
@@ -19,7 +20,7 @@ def _call(sm: Any, _settings: None, ctx: JobContext) -> dict[str, Any]:
     )
 
 
-def _gate_line(record: dict[str, Any]) -> str:
+def _gate_line(record: GatedRecord) -> str:
     """The gate's line, on the console too (not only in the log)."""
     return record["gate"]["line"]
 

@@ -25,12 +25,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from editcredit.stats._records import record_to_dict
+from editcredit.stats.records import CIRecord
 from editcredit.stats.resampling import resample_means_1d, resample_means_seed_task
 
 __all__ = [
@@ -85,11 +86,11 @@ class BootstrapCI:
         """True when zero lies outside the closed interval."""
         return self.lower > 0.0 or self.upper < 0.0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> CIRecord:
         """JSON-ready dict of the fields, plus ``half_width``."""
         out = record_to_dict(self)
         out["half_width"] = self.half_width
-        return out
+        return cast(CIRecord, out)
 
 
 def half_width(lower: float, upper: float) -> float:

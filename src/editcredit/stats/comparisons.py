@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -32,6 +32,18 @@ from editcredit.stats.bootstrap import percentile_interval
 from editcredit.stats.gates import gate_verdict
 from editcredit.stats.loaders import arm_scores, evalset_plan, score_model, unresolved_reasons
 from editcredit.stats.paired import PairedComparison, compare_arms
+from editcredit.stats.records import (
+    BootstrapSettings,
+    ComparisonRecord,
+    DistributionRecord,
+    EvalsetScores,
+    GatedRecord,
+    GateRecord,
+    PairedRecord,
+    PartlyTrained,
+    PartRecord,
+    ScoreSummary,
+)
 from editcredit.stats.resampling import resample_means_1d, resample_means_seed_task
 from editcredit.stats.trained import part_record, split_tasks
 
@@ -43,15 +55,6 @@ __all__ = [
     "paired_record",
     "score_summary",
 ]
-
-SCORE_FIELDS = (
-    "n_samples",
-    "n_planned",
-    "n_known",
-    "n_successes",
-    "n_unresolved",
-    "n_missing_rows",
-)
 
 
 @dataclass(frozen=True)
@@ -143,24 +146,28 @@ def comparison_specs(
     return specs
 
 
-def score_summary(frame: pd.DataFrame, tasks: Sequence[str], n_samples: int) -> dict[str, Any]:
+def score_summary(frame: pd.DataFrame, tasks: Sequence[str], n_samples: int) -> ScoreSummary:
     """One model's score or bounds on the planned tasks, and unresolved slots by reason."""
     score = score_model(frame, tasks, n_samples)
-    out: dict[str, Any] = {f: getattr(score, f) for f in SCORE_FIELDS}
-    out.update(
-        n_tasks=len(score.tasks),
-        resolved=score.resolved,
-        score=score.score,
-        lower=score.lower,
-        upper=score.upper,
-        unresolved_by_reason=unresolved_reasons(frame),
-    )
-    return out
+    return {
+        "n_samples": score.n_samples,
+        "n_planned": score.n_planned,
+        "n_known": score.n_known,
+        "n_successes": score.n_successes,
+        "n_unresolved": score.n_unresolved,
+        "n_missing_rows": score.n_missing_rows,
+        "n_tasks": len(score.tasks),
+        "resolved": score.resolved,
+        "score": score.score,
+        "lower": score.lower,
+        "upper": score.upper,
+        "unresolved_by_reason": unresolved_reasons(frame),
+    }
 
 
 def evalset_scores_record(
     evalset: str, slots: Mapping[str, pd.DataFrame], n_samples: int | None = None
-) -> dict[str, Any]:
+) -> EvalsetScores:
     """Every model's score (or bounds) on one eval set, over the eval set's planned tasks.
 
     ``n_samples``: the planned samples per task (None: taken from the rows).
@@ -174,15 +181,24 @@ def evalset_scores_record(
     }
 
 
-def _comparison_dict(comp: PairedComparison) -> dict[str, Any]:
-    out = comp.to_dict()
+def _comparison_dict(comp: PairedComparison) -> ComparisonRecord:
     ci = comp.primary_ci
-    out["single_seed"] = comp.single_seed
-    out["n_seeds"] = len(comp.seeds)
-    out["n_tasks"] = len(comp.tasks)
-    out["primary_ci"] = None if ci is None else ci.to_dict()
-    out["half_width"] = None if ci is None else ci.half_width
-    return out
+    return {
+        **comp.to_dict(),
+        "single_seed": comp.single_seed,
+        "n_seeds": len(comp.seeds),
+        "n_tasks": len(comp.tasks),
+        "primary_ci": None if ci is None else ci.to_dict(),
+        "half_width": None if ci is None else ci.half_width,
+    }
+
+
+class _TrainedSplit(TypedDict):
+    """The trained / untrained split of a paired record (its keys, in its order)."""
+
+    trained: PartRecord
+    untrained: PartRecord
+    partly_trained: PartlyTrained
 
 
 def _trained_split(
@@ -190,8 +206,8 @@ def _trained_split(
     a: ArmScores,
     b: ArmScores,
     trained_by_run: Mapping[str, set[str]],
-    boot: Mapping[str, Any],
-) -> dict[str, Any]:
+    boot: BootstrapSettings,
+) -> _TrainedSplit:
     """The comparison on the tasks each seed's runs trained on, and on those they never saw."""
     splits = {}
     for seed in spec.seeds:
@@ -223,8 +239,8 @@ def _trained_split(
 
 
 def _distribution(
-    comp: PairedComparison, d: np.ndarray, boot: Mapping[str, Any], bins: int
-) -> dict[str, Any] | None:
+    comp: PairedComparison, d: np.ndarray, boot: BootstrapSettings, bins: int
+) -> DistributionRecord | None:
     """Histogram of the resample means behind the primary CI (same draws, same interval)."""
     ci = comp.primary_ci
     if ci is None:
@@ -256,7 +272,7 @@ def paired_record(
     level: float,
     histogram_bins: int,
     n_samples: int | None = None,
-) -> dict[str, Any]:
+) -> PairedRecord:
     """The comparison ``spec`` on its eval set, without the gate (see the module docstring).
 
     Args:
@@ -276,7 +292,7 @@ def paired_record(
         frames = {seed: slots[spec.model(arm, seed)] for seed in spec.seeds}
         by_arm[arm] = arm_scores(arm, frames, tasks, n_samples)
     a, b = by_arm[spec.arm_a], by_arm[spec.arm_b]
-    boot: dict[str, Any] = {"n_resamples": n_resamples, "rng_seed": rng_seed, "level": level}
+    boot: BootstrapSettings = {"n_resamples": n_resamples, "rng_seed": rng_seed, "level": level}
     comp = compare_arms(a, b, **boot, label=spec.label)
     distribution = None
     if comp.resolved:
@@ -301,8 +317,8 @@ def paired_record(
 
 
 def gated_record(
-    paired: Mapping[str, Any], *, min_difference: float, ci_lower_above: float
-) -> dict[str, Any]:
+    paired: PairedRecord, *, min_difference: float, ci_lower_above: float
+) -> GatedRecord:
     """``paired`` plus the claim gate's verdict on its whole-set comparison.
 
     The CI is the one the claim rests on (seed x task; task-only for a single-seed contrast).
@@ -319,6 +335,5 @@ def gated_record(
         label=paired["label"],
         ci_scheme=None if ci is None else ci["scheme"],
     )
-    gate = verdict.to_dict()
-    gate["line"] = str(verdict)
+    gate: GateRecord = {**verdict.to_dict(), "line": str(verdict)}
     return {**paired, "gate": gate}

@@ -14,10 +14,11 @@ true difference. The CI bound test is strict and has no slack.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal, cast
 
 from editcredit.stats._records import record_to_dict
 from editcredit.stats.paired import PairedComparison
+from editcredit.stats.records import VerdictRecord
 
 __all__ = ["GateVerdict", "claim_gate", "gate_verdict"]
 
@@ -55,9 +56,9 @@ class GateVerdict:
     def __str__(self) -> str:
         return f"claim gate {self.label}: {self.verdict.upper()} ({'; '.join(self.reasons)})"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> VerdictRecord:
         """JSON-ready dict of the fields."""
-        return record_to_dict(self)
+        return cast(VerdictRecord, record_to_dict(self))
 
 
 def gate_verdict(

@@ -28,6 +28,7 @@ from editcredit.stats.loaders import (
     read_slots,
     training_tasks,
 )
+from editcredit.stats.records import GatedRecord, PairedRecord, TrainingRecord
 from editcredit.stats.training import training_record
 
 __all__ = ["evalset_scores_job", "gate_job", "paired_job", "segment_files", "training_job"]
@@ -84,7 +85,7 @@ def paired_job(
     histogram_bins: int,
     config: Any,
     n_samples: int | None = None,
-) -> dict[str, Any]:
+) -> PairedRecord:
     """Rule paired: the comparison without the gate (see :func:`paired_record`)."""
     comparison = ComparisonSpec(
         name=spec["name"],
@@ -118,7 +119,7 @@ def gate_job(
     min_difference: float,
     ci_lower_above: float,
     config: Any,
-) -> dict[str, Any]:
+) -> GatedRecord:
     """Rule compare: the paired record plus the claim gate's verdict, printed to the log."""
     record = json.loads(Path(paired).read_text(encoding="utf-8"))
     record.pop("provenance", None)
@@ -139,7 +140,7 @@ def training_job(
     encounter_ks: Sequence[int],
     bootstrap: Mapping[str, Any],
     config: Any,
-) -> dict[str, Any]:
+) -> TrainingRecord:
     """Rule training_analysis: curves, health, failures, learning against the no-learning
     control (``controls``: each run's control rollouts) and encounter effect of one arm."""
     metrics_files = segment_files(segments, "metrics.parquet")

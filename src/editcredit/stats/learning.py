@@ -8,10 +8,11 @@ Pure: rollout tables in, a plain record out.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from editcredit.stats.records import LearningRecord
 
 __all__ = ["delta_ci", "last_quarter", "learning_vs_control", "step_pass_rates"]
 
@@ -36,7 +37,7 @@ def _mean(values: list[float | None]) -> float | None:
 
 def learning_vs_control(
     run: pd.DataFrame, control: pd.DataFrame, endpoint_step: int
-) -> dict[str, Any]:
+) -> LearningRecord:
     """Per step and over the last quarter: the run's pass rate, the control's on the same
     draws, and their difference. ``first_step_equal``: step 1 plays the same (base) policy in
     both, so on a deterministic device the two must agree; a mismatch means the draws or the

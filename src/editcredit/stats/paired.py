@@ -13,11 +13,12 @@ paired seed (e.g. M42 - E42) is a *single-seed contrast*: it has only the task-o
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from editcredit.stats._records import record_to_dict
 from editcredit.stats.arms import ArmScores
 from editcredit.stats.bootstrap import BootstrapCI, seed_task_ci, task_ci
+from editcredit.stats.records import BootstrapSettings, PairedFields
 from editcredit.stats.signtest import SignTest, sign_test
 
 __all__ = ["PairedComparison", "compare_arms"]
@@ -71,9 +72,9 @@ class PairedComparison:
         """The CI a claim rests on: seed x task, or task-only for a single-seed contrast."""
         return self.ci_task if self.single_seed else self.ci_seed_task
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> PairedFields:
         """JSON-ready dict of the fields."""
-        return record_to_dict(self)
+        return cast(PairedFields, record_to_dict(self))
 
 
 def compare_arms(
@@ -137,7 +138,7 @@ def compare_arms(
     d = a.values - b.values
     difference = float(d.mean())
     per_task = d.mean(axis=0)
-    boot: dict[str, Any] = {"n_resamples": n_resamples, "rng_seed": rng_seed, "level": level}
+    boot: BootstrapSettings = {"n_resamples": n_resamples, "rng_seed": rng_seed, "level": level}
     return PairedComparison(
         **common,
         difference=difference,

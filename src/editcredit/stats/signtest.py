@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import cast
 
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.stats import binomtest
 
 from editcredit.stats._records import record_to_dict
+from editcredit.stats.records import SignRecord
 
 __all__ = ["SignTest", "sign_test"]
 
@@ -33,9 +34,9 @@ class SignTest:
     n_nontied: int
     p_value: float | None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SignRecord:
         """JSON-ready dict of the fields."""
-        return record_to_dict(self)
+        return cast(SignRecord, record_to_dict(self))
 
 
 def sign_test(task_differences: ArrayLike) -> SignTest:

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from editcredit.stats.arms import ArmScores
 from editcredit.stats.bootstrap import stratified_ci
+from editcredit.stats.records import PartRecord
 
 __all__ = ["TaskSplit", "part_record", "split_tasks"]
 
@@ -74,7 +74,7 @@ def part_record(
     rng_seed: int,
     level: float,
     label: str,
-) -> dict[str, Any]:
+) -> PartRecord:
     """The paired difference A - B over one part's (seed, task) cells, with its CI.
 
     Args:
@@ -95,7 +95,7 @@ def part_record(
     counts = {str(s): len(tasks_by_seed.get(s, ())) for s in a.seeds}
     seeds = [s for s in a.seeds if tasks_by_seed.get(s)]
     distinct = {t for s in seeds for t in tasks_by_seed[s]}
-    out: dict[str, Any] = {
+    out: PartRecord = {
         "n_tasks": len(distinct),
         "n_cells": sum(counts.values()),
         "tasks_by_seed": counts,
@@ -109,40 +109,41 @@ def part_record(
         for s in seeds
     ]
     resolved = all(x.resolved and y.resolved for x, y in pairs)
-    comp: dict[str, Any] = {
+    if not resolved:
+        lower = float(np.mean([x.lower.mean() - y.upper.mean() for x, y in pairs]))
+        upper = float(np.mean([x.upper.mean() - y.lower.mean() for x, y in pairs]))
+        out["comparison"] = {
+            "label": label,
+            "resolved": resolved,
+            "n_seeds": len(seeds),
+            "n_cells": out["n_cells"],
+            "seeds": list(seeds),
+            "difference": None,
+            "difference_lower": lower,
+            "difference_upper": upper,
+            "ci": None,
+            "half_width": None,
+            "wins": None,
+            "losses": None,
+            "ties": None,
+        }
+        return out
+    strata = [x.values[0] - y.values[0] for x, y in pairs]
+    ci = stratified_ci(strata, n_resamples=n_resamples, rng_seed=rng_seed, level=level)
+    cells = np.concatenate(strata)
+    out["comparison"] = {
         "label": label,
         "resolved": resolved,
         "n_seeds": len(seeds),
         "n_cells": out["n_cells"],
         "seeds": list(seeds),
+        "difference": ci.estimate,
+        "difference_lower": ci.estimate,
+        "difference_upper": ci.estimate,
+        "ci": ci.to_dict(),
+        "half_width": ci.half_width,
+        "wins": int((cells > 0).sum()),
+        "losses": int((cells < 0).sum()),
+        "ties": int((cells == 0).sum()),
     }
-    if not resolved:
-        lower = float(np.mean([x.lower.mean() - y.upper.mean() for x, y in pairs]))
-        upper = float(np.mean([x.upper.mean() - y.lower.mean() for x, y in pairs]))
-        comp.update(
-            difference=None,
-            difference_lower=lower,
-            difference_upper=upper,
-            ci=None,
-            half_width=None,
-            wins=None,
-            losses=None,
-            ties=None,
-        )
-        out["comparison"] = comp
-        return out
-    strata = [x.values[0] - y.values[0] for x, y in pairs]
-    ci = stratified_ci(strata, n_resamples=n_resamples, rng_seed=rng_seed, level=level)
-    cells = np.concatenate(strata)
-    comp.update(
-        difference=ci.estimate,
-        difference_lower=ci.estimate,
-        difference_upper=ci.estimate,
-        ci=ci.to_dict(),
-        half_width=ci.half_width,
-        wins=int((cells > 0).sum()),
-        losses=int((cells < 0).sum()),
-        ties=int((cells == 0).sum()),
-    )
-    out["comparison"] = comp
     return out

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -38,6 +38,15 @@ from editcredit.stats.encounter import (
     most_influential,
 )
 from editcredit.stats.learning import learning_vs_control
+from editcredit.stats.records import (
+    ArmHealth,
+    BootstrapSettings,
+    EncounterRecord,
+    FailureBucket,
+    RunHealth,
+    TrainingRecord,
+    WithoutInfluential,
+)
 
 __all__ = [
     "arm_encounter",
@@ -49,7 +58,8 @@ __all__ = [
 ]
 
 CURVE_COLUMNS = ("reward_mean", "pass_rate", "entropy", "credit_mass_l1", "masked_share")
-FAILURES = ("format_error_rate", "p2p_regression_rate", "context_budget_rate")
+#: A failure rate of a step bucket (a column of metrics.parquet).
+Failure = Literal["format_error_rate", "p2p_regression_rate", "context_budget_rate"]
 
 
 def _ratio(num: float, den: float) -> float | None:
@@ -91,7 +101,7 @@ def run_curves(metrics: pd.DataFrame) -> dict[str, list[Any]]:
     return out
 
 
-def run_health(metrics: pd.DataFrame) -> dict[str, Any]:
+def run_health(metrics: pd.DataFrame) -> RunHealth:
     """Health summary of one run (or of several runs' metrics concatenated)."""
     sent, avail = int(metrics["cf_sent"].sum()), int(metrics["cf_available"].sum())
     first = metrics[metrics["step"] == metrics["step"].min()]
@@ -128,21 +138,31 @@ def step_buckets(endpoint: int, n_buckets: int) -> list[tuple[int, int]]:
     return [(int(lo) + 1, int(hi)) for lo, hi in zip(edges[:-1], edges[1:], strict=True)]
 
 
+def _weighted_rate(part: pd.DataFrame, col: Failure, weights: pd.Series) -> float | None:
+    """The rate ``col`` over the steps of ``part``, weighted (steps where it is undefined left
+    out)."""
+    ok = np.isfinite(part[col].astype(float))
+    return _ratio(float((part[col][ok] * weights[ok]).sum()), float(weights[ok].sum()))
+
+
 def failure_buckets(
     metrics: pd.DataFrame, buckets: Sequence[tuple[int, int]]
-) -> list[dict[str, Any]]:
+) -> list[FailureBucket]:
     """Failure rates per step bucket, rollout-weighted over every step (and run) in it."""
-    out = []
+    out: list[FailureBucket] = []
     for lo, hi in buckets:
         part = metrics[(metrics["step"] >= lo) & (metrics["step"] <= hi)]
         n = part["rollouts"].astype(float)
         live = n * (1.0 - part["masked_share"].fillna(0.0))
-        row: dict[str, Any] = {"steps": [lo, hi], "rollouts": int(n.sum())}
-        for col in FAILURES:
-            w = live if col == "p2p_regression_rate" else n
-            ok = np.isfinite(part[col].astype(float))
-            row[col] = _ratio(float((part[col][ok] * w[ok]).sum()), float(w[ok].sum()))
-        out.append(row)
+        out.append(
+            {
+                "steps": [lo, hi],
+                "rollouts": int(n.sum()),
+                "format_error_rate": _weighted_rate(part, "format_error_rate", n),
+                "p2p_regression_rate": _weighted_rate(part, "p2p_regression_rate", live),
+                "context_budget_rate": _weighted_rate(part, "context_budget_rate", n),
+            }
+        )
     return out
 
 
@@ -153,6 +173,9 @@ def _encounter_rows(rollouts: pd.DataFrame) -> pd.DataFrame:
     groups["encounter"] = groups.groupby("instance_id").cumcount() + 1
     return groups
 
+
+#: The learning record's means over the last quarter of steps that an arm's health averages.
+LastQuarter = Literal["run_pass_last_quarter", "control_pass_last_quarter", "delta_last_quarter"]
 
 #: The encounter row that compares each task's last encounter with its first.
 LAST = "last"
@@ -167,7 +190,7 @@ def arm_encounter(
     n_resamples: int,
     rng_seed: int,
     level: float,
-) -> dict[str, Any]:
+) -> EncounterRecord:
     """Encounter effect of one arm: per task ``rate[k] - rate[1]`` (``k`` = ``"last"``: the last
     encounter of tasks seen at least three times) averaged over its runs, the mean over tasks
     with its CI, and the same with the most influential task left out."""
@@ -190,10 +213,10 @@ def arm_encounter(
             per_task.setdefault(task, []).append(diff)
     tasks = sorted(per_task)
     means = [float(np.mean(per_task[t])) for t in tasks]
-    boot: dict[str, Any] = {"n_resamples": n_resamples, "rng_seed": rng_seed, "level": level}
+    boot: BootstrapSettings = {"n_resamples": n_resamples, "rng_seed": rng_seed, "level": level}
     ci = mean_ci(means, **boot) if means else None
     influential = most_influential(tasks, means)
-    without = None
+    without: WithoutInfluential | None = None
     if influential is not None:
         rest = means[: influential[1]] + means[influential[1] + 1 :]
         rest_ci = mean_ci(rest, **boot)
@@ -228,21 +251,28 @@ def training_record(
     n_resamples: int,
     rng_seed: int,
     level: float,
-) -> dict[str, Any]:
+) -> TrainingRecord:
     """Everything the paper shows about one arm's training (see the module docstring)."""
     if not metrics_by_run:
         raise ValueError(f"arm {arm}: no runs")
     pooled = pd.concat(list(metrics_by_run.values()), ignore_index=True)
     buckets = step_buckets(endpoint_step, n_buckets)
-    boot: dict[str, Any] = {"n_resamples": n_resamples, "rng_seed": rng_seed, "level": level}
-    health = run_health(pooled)
-    health["runs"] = len(metrics_by_run)
+    boot: BootstrapSettings = {"n_resamples": n_resamples, "rng_seed": rng_seed, "level": level}
     learning = {
         run: learning_vs_control(rollouts_by_run[run], controls_by_run[run], endpoint_step)
         for run in metrics_by_run
     }
-    for key in ("run_pass_last_quarter", "control_pass_last_quarter", "delta_last_quarter"):
-        health[key] = _finite_mean(pd.Series([r[key] for r in learning.values()], dtype=float))
+
+    def run_mean(key: LastQuarter) -> float | None:
+        return _finite_mean(pd.Series([r[key] for r in learning.values()], dtype=float))
+
+    health: ArmHealth = {
+        **run_health(pooled),
+        "runs": len(metrics_by_run),
+        "run_pass_last_quarter": run_mean("run_pass_last_quarter"),
+        "control_pass_last_quarter": run_mean("control_pass_last_quarter"),
+        "delta_last_quarter": run_mean("delta_last_quarter"),
+    }
     encounter_at: list[int | str] = [*encounter_ks, LAST]
     return {
         "arm": arm,

@@ -1,0 +1,43 @@
+"""A check that a written record has the shape of its TypedDict: the same keys in the same order
+(so the record's bytes are the writer's), recursively through nested records, lists and maps."""
+
+from __future__ import annotations
+
+import types
+import typing
+from typing import Any, get_args, get_origin, get_type_hints, is_typeddict
+
+
+def assert_record(value: Any, record: Any, where: str = "record") -> None:
+    """Fail, naming the place, unless ``value`` fits the annotation ``record``.
+
+    A TypedDict's value must have exactly its keys, in declaration order; ``X | None`` takes
+    None; ``list[X]`` and ``dict[str, X]`` check each item. Scalars are not checked (the writer's
+    own tests hold their values).
+    """
+    if is_typeddict(record):
+        assert isinstance(value, dict), f"{where}: {type(value).__name__}, not a dict"
+        hints = get_type_hints(record)
+        assert list(value) == list(hints), f"{where}: keys {list(value)} != {list(hints)}"
+        for key, hint in hints.items():
+            assert_record(value[key], hint, f"{where}.{key}")
+        return
+    origin = get_origin(record)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in get_args(record):
+            return
+        records = [a for a in get_args(record) if is_typeddict(a) or get_origin(a) is not None]
+        for option in records:
+            assert_record(value, option, where)
+        return
+    if origin is list:
+        (item,) = get_args(record)
+        assert isinstance(value, list | tuple), f"{where}: {type(value).__name__}, not a list"
+        for i, x in enumerate(value):
+            assert_record(x, item, f"{where}[{i}]")
+        return
+    if origin is dict:
+        _, item = get_args(record)
+        assert isinstance(value, dict), f"{where}: {type(value).__name__}, not a dict"
+        for k, x in value.items():
+            assert_record(x, item, f"{where}[{k!r}]")
