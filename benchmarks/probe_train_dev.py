@@ -100,7 +100,7 @@ def located_expert_figures(cfg: dict, suite: str, samples: int, max_turns: int) 
     start = time.monotonic()
     experts = cfg["models"]["tiny"]["experts"]
     weights = {str(k): float(v) for k, v in experts["search_weights"].items()}
-    pool, seed = int(experts.get("search_pool", 0)), str(cfg["models"]["tiny"]["seed"])
+    pool, seed = int(experts["search_pool"]), str(cfg["models"]["tiny"]["seed"])
     tasks = load_tasks(HERE.parent / "data" / "frozen" / suite / "tasks.parquet")
     tasks = sorted((t for t in tasks if t.split in ("train", "dev")), key=by_id)
     workers = int(cfg["sandbox"]["workers"])

@@ -71,7 +71,7 @@ def environment_factory(agent_cfg: dict[str, Any], sandbox_cfg: dict[str, Any]) 
         from editcredit.agent.minibugs_env import MinibugsEnv
 
         numbers, candidates = bool(agent_cfg["numbered_lines"]), bool(agent_cfg["candidates"])
-        scope = str(agent_cfg.get("try_scope", "file"))
+        scope = str(agent_cfg["try_scope"])
         return lambda sandbox: MinibugsEnv(sandbox, turns, numbers, candidates, scope)
     if kind == "bash":
         from editcredit.agent.bash_env import BashEnv
