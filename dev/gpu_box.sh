@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The GPU-box measurements of docs/scale.md ("Profiles and GPUs") on a lent GPU machine with
 # Python and PyTorch but no Snakemake, docker or TeX. Run from the repository root with the
-# missing packages as wheels in .whl/ and the frozen suite in data/frozen/ (frozen here, where
-# docker is); OUT is where the figures go.
+# missing packages as wheels in .whl/, the frozen suite in data/frozen/ (frozen here, where
+# docker is) and its freeze's benchmark in results/benchmarks/freeze_suite/; OUT is where the
+# figures go.
 #
 #   dev/gpu_box.sh bench OUT     # the evaluation job's generation against its bandwidth bound
 #   dev/gpu_box.sh phases OUT    # its process's whole memory per phase, and the suspects of
@@ -20,7 +21,20 @@ mkdir -p "$STATE"
 if [ ! -f "$STATE/installed" ]; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
         --target /tmp/site .whl/*.whl
-    touch data/frozen/*/*  # newer than their sources: the copy is the frozen suite
+    # The frozen suite is carried, not frozen here (a freeze on this box, Python 3.12 and the
+    # local sandbox, gave another manifest than the pinned one): its files must be newer than
+    # their sources, whatever this box's clock says of the copy's times, and its benchmark file
+    # (an output to Snakemake 9) must come with it from where it was frozen.
+    find . \( -path ./data/frozen -o -path ./.whl \) -prune -o -exec touch -h -d 2000-01-01 {} +
+    touch data/frozen/*/*
+    for suite in data/frozen/*/; do
+        bench=results/benchmarks/freeze_suite/$(basename "$suite").tsv
+        if [ -f "$bench" ]; then
+            touch "$bench"
+        else
+            echo "no $bench carried with $suite: a study that uses it freezes it again" >&2
+        fi
+    done
     touch "$STATE/installed"
 fi
 export PYTHONPATH=/tmp/site:$PWD/src PYTHONUNBUFFERED=1
