@@ -1,5 +1,6 @@
 """A check that a written record has the shape of its TypedDict: the same keys in the same order
-(so the record's bytes are the writer's), recursively through nested records, lists and maps."""
+(so the record's bytes are the writer's), recursively through nested records, lists and maps.
+NotRequired keys are not told apart: pass a record that holds them all."""
 
 from __future__ import annotations
 
@@ -8,19 +9,23 @@ import typing
 from typing import Any, get_args, get_origin, get_type_hints, is_typeddict
 
 
-def assert_record(value: Any, record: Any, where: str = "record") -> None:
+def assert_record(value: Any, record: Any, where: str = "record", *, ordered: bool = True) -> None:
     """Fail, naming the place, unless ``value`` fits the annotation ``record``.
 
-    A TypedDict's value must have exactly its keys, in declaration order; ``X | None`` takes
+    A TypedDict's value must have exactly its keys, in declaration order (in any order with
+    ``ordered=False``: a file written with sorted keys, as ``write_result_json`` writes them);
+    ``X | None`` takes
     None; ``list[X]`` and ``dict[str, X]`` check each item. Scalars are not checked (the writer's
     own tests hold their values).
     """
     if is_typeddict(record):
         assert isinstance(value, dict), f"{where}: {type(value).__name__}, not a dict"
         hints = get_type_hints(record)
-        assert list(value) == list(hints), f"{where}: keys {list(value)} != {list(hints)}"
+        keys = list(value) if ordered else sorted(value)
+        want = list(hints) if ordered else sorted(hints)
+        assert keys == want, f"{where}: keys {keys} != {want}"
         for key, hint in hints.items():
-            assert_record(value[key], hint, f"{where}.{key}")
+            assert_record(value[key], hint, f"{where}.{key}", ordered=ordered)
         return
     origin = get_origin(record)
     if origin in (typing.Union, types.UnionType):
@@ -28,16 +33,16 @@ def assert_record(value: Any, record: Any, where: str = "record") -> None:
             return
         records = [a for a in get_args(record) if is_typeddict(a) or get_origin(a) is not None]
         for option in records:
-            assert_record(value, option, where)
+            assert_record(value, option, where, ordered=ordered)
         return
     if origin is list:
         (item,) = get_args(record)
         assert isinstance(value, list | tuple), f"{where}: {type(value).__name__}, not a list"
         for i, x in enumerate(value):
-            assert_record(x, item, f"{where}[{i}]")
+            assert_record(x, item, f"{where}[{i}]", ordered=ordered)
         return
     if origin is dict:
         _, item = get_args(record)
         assert isinstance(value, dict), f"{where}: {type(value).__name__}, not a dict"
         for k, x in value.items():
-            assert_record(x, item, f"{where}[{k!r}]")
+            assert_record(x, item, f"{where}[{k!r}]", ordered=ordered)

@@ -233,3 +233,46 @@ def test_reproducibility_states_the_replay_check(resolved_tree):
     assert "not replayable: 22 empty patches (graded without a run))" in text
     block = read_tex_provenance(root / "paper" / "tables" / "replay.tex")
     assert set(block["inputs"]) == {"results/replay/summary.json"}
+
+
+def test_the_records_read_and_the_rows_built_are_their_typed_records(resolved_tree):
+    """The statistics' JSON files the tables read hold the keys of their TypedDicts (sorted, as
+    write_result_json writes them), and each context's rows have the keys of its row record in
+    its order."""
+    from record_shapes import assert_record
+
+    from editcredit.report import context as ctx
+    from editcredit.stats.records import EvalsetScores, GatedRecord, TrainingRecord
+
+    root = resolved_tree["root"]
+    comparisons = [_json(root, f"results/stats/{n}.json") for n in resolved_tree["comparisons"]]
+    training = [_json(root, p) for p in sorted(root.glob("results/stats/training/*.json"))]
+    scores = _json(root, "results/stats/scores/holdout.json")
+    assert comparisons and training
+    for rec in comparisons:
+        rec.pop("provenance", None)
+        assert_record(rec, GatedRecord, ordered=False)
+    for rec in training:
+        rec.pop("provenance", None)
+        assert_record(rec, TrainingRecord, ordered=False)
+    scores.pop("provenance", None)
+    assert_record(scores, EvalsetScores, ordered=False)
+    built = {
+        ctx.ComparisonGroup: ctx.comparisons_context(comparisons),
+        ctx.FailureGroup: ctx.failures_context(training),
+        ctx.ScoreGroup: ctx.scores_context([scores], ["O", "B", "M", "E"]),
+    }
+    for row_record, rows_built in built.items():
+        assert all(list(r) == list(row_record.__annotations__) for r in rows_built)
+        assert_record(rows_built, list[row_record], ordered=False)  # nested parts as read
+    main_keys = list(ctx.ComparisonRow.__annotations__)
+    assert all(list(g["main"]) == main_keys for g in built[ctx.ComparisonGroup])
+    for group in ctx.trained_context(comparisons):
+        full = [p for p in group["parts"] if not p["empty"]]
+        assert full and all(list(p) == list(ctx.PartRow.__annotations__) for p in full)
+    replay = ctx.replay_context(_json(root, "results/replay/summary.json"))
+    assert list(replay) == list(ctx.ReplayRow.__annotations__)
+    rows = ctx.unresolved_context(
+        [{"model": "M-s42", "evalset": "holdout", "instance_id": "t", "sample": 0, "verdict": None}]
+    )
+    assert_record(rows, list[ctx.UnresolvedRow])

@@ -19,7 +19,7 @@ import logging
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from editcredit.data.task import Task
 from editcredit.grading.grader import GradingReport, grade_patch
@@ -29,17 +29,80 @@ from editcredit.replay.compare import decision, differences
 from editcredit.replay.sample import choose
 from editcredit.replay.stored import StoredGrading, read_study, unreplayable_reason
 
-__all__ = ["ReplayMismatch", "replay_job", "replay_sample", "replay_study", "segment_graders"]
+__all__ = [
+    "Mismatch",
+    "ReplayCounts",
+    "ReplayMismatch",
+    "ReplaySummary",
+    "SampledGrading",
+    "SegmentGraders",
+    "replay_job",
+    "replay_sample",
+    "replay_study",
+    "segment_graders",
+]
 
 log = logging.getLogger(__name__)
 
 Grade = Callable[[Task, str], GradingReport]
 
 
+class Mismatch(TypedDict):
+    """A stored grading the replay decided otherwise."""
+
+    key: str  # the stored grading's key
+    source: str  # the file it is stored in
+    differences: list[str]  # what differs (outcome, verdict, per-test statuses)
+    stored: dict[str, Any]  # the stored report (stored_report's JSON form)
+    replayed: dict[str, Any]  # the fresh one, same form
+
+
+class ReplayCounts(TypedDict):
+    """What the replay of a sample graded."""
+
+    trees: int  # distinct trees (task, patch) re-graded
+    attempts: int  # gradings run (a fresh infrastructure failure is retried once)
+
+
+class SampledGrading(TypedDict):
+    """One stored grading of the sample."""
+
+    key: str
+    source: str
+
+
+class SegmentGraders(TypedDict):
+    """One grader identity the segments' receipts record, and the segments recording it."""
+
+    grader: dict[str, Any] | None  # the receipt's grader (None: not recorded)
+    changes: list[str]  # "field: old -> new" against the replay's grader
+    segments: list[str]
+
+
+class ReplaySummary(TypedDict):
+    """The replay check (``results/replay/summary.json``, less its provenance)."""
+
+    stored: int  # stored gradings of every segment
+    stored_by_kind: dict[str, int]  # by kind (final, counterfactual), sorted
+    replayable: int
+    excluded: dict[str, int]  # unreplayable gradings by reason, sorted
+    fraction: float  # config replay.fraction
+    minimum: int  # config replay.minimum
+    sampled: int
+    sampled_by_kind: dict[str, int]
+    trees_graded: int
+    grading_attempts: int
+    identical: int  # sampled gradings decided the same
+    mismatches: list[Mismatch]  # empty in a written summary (a mismatch raises)
+    sample: list[SampledGrading]
+    grader: dict[str, Any]  # the identity of the grader that replayed
+    segment_graders: list[SegmentGraders]
+
+
 class ReplayMismatch(RuntimeError):
     """Re-graded stored gradings gave other decisions; ``record`` holds both reports."""
 
-    def __init__(self, message: str, record: dict[str, Any]) -> None:
+    def __init__(self, message: str, record: ReplaySummary) -> None:
         super().__init__(message)
         self.record = record
 
@@ -55,12 +118,12 @@ def _regrade(grade: Grade, task: Task, patch: str) -> tuple[dict[str, Any], int]
 
 def replay_sample(
     chosen: Sequence[StoredGrading], tasks: Mapping[str, Task], grade: Grade
-) -> tuple[list[dict[str, Any]], dict[str, int]]:
+) -> tuple[list[Mismatch], ReplayCounts]:
     """Re-grade ``chosen`` (each tree once) and compare; returns the mismatches (key, source,
     differences, both reports) and counts (trees graded, attempts)."""
     fresh: dict[tuple[str, str], dict[str, Any]] = {}
     attempts = 0
-    mismatches = []
+    mismatches: list[Mismatch] = []
     for grading in chosen:
         task = tasks.get(grading.instance_id)
         if task is None:
@@ -88,10 +151,10 @@ def replay_sample(
 
 def segment_graders(
     segments: Iterable[str | Path], current: Mapping[str, Any]
-) -> list[dict[str, Any]]:
+) -> list[SegmentGraders]:
     """The grader identities the segments' receipts record (``segment.json`` ``grader``), each
     with its segments and its differences from ``current`` (the replay's)."""
-    groups: dict[str, dict[str, Any]] = {}
+    groups: dict[str, SegmentGraders] = {}
     for segment in segments:
         receipt = Path(segment) / "segment.json"
         recorded = json.loads(receipt.read_text()).get("grader") if receipt.is_file() else None
@@ -106,7 +169,7 @@ def segment_graders(
     return list(groups.values())
 
 
-def _message(mismatches: list[dict[str, Any]], sampled: int) -> str:
+def _message(mismatches: list[Mismatch], sampled: int) -> str:
     lines = [f"replay: {len(mismatches)} of {sampled} re-graded stored gradings differ"]
     for m in mismatches:
         lines.append(
@@ -124,7 +187,7 @@ def replay_study(
     fraction: float,
     minimum: int,
     grader: Mapping[str, Any],
-) -> dict[str, Any]:
+) -> ReplaySummary:
     """The replay of the segments' stored gradings: the summary, or :class:`ReplayMismatch`."""
     stored = read_study(segments)
     excluded = Counter(r for g in stored if (r := unreplayable_reason(g.report)))
@@ -133,7 +196,7 @@ def replay_study(
     by_key = {g.key: g for g in replayable}
     chosen = [by_key[k] for k in keys]
     mismatches, counts = replay_sample(chosen, tasks, grade)
-    summary = {
+    summary: ReplaySummary = {
         "stored": len(stored),
         "stored_by_kind": dict(sorted(Counter(g.kind for g in stored).items())),
         "replayable": len(replayable),
@@ -164,7 +227,7 @@ def replay_job(
     grading: Mapping[str, Any],
     replay: Mapping[str, Any],
     config: Any,
-) -> dict[str, Any]:
+) -> ReplaySummary:
     """Rule replay: ``results/replay/summary.json`` (with provenance), or a failure naming
     every mismatch with both reports."""
     from editcredit.data.freeze import load_tasks
