@@ -7,10 +7,10 @@ import json
 
 from taskfactory import CONFIG
 
-from editcredit.data.build_suite import build_suite
 from editcredit.data.freeze import load_tasks
-from editcredit.data.minibugs import multi
-from editcredit.grading.controls import run_controls, summarize
+from editcredit.grading.controls import ControlRecord, ControlsSummary, run_controls, summarize
+from editcredit.suites import multibugs as multi
+from editcredit.suites.build import build_suite
 
 
 def test_a_frozen_multibugs_suite_passes_its_per_bug_controls(
@@ -46,3 +46,6 @@ def test_a_frozen_multibugs_suite_passes_its_per_bug_controls(
             assert report["Y"] == 0 and 0 < report["F"] < 1  # partial progress
     summary = summarize(controls, "multibugs")
     assert summary["bug_controls_ok"] == summary["bug_controls"] > 0
+    # the records the controls job writes: every key of their TypedDicts, in their order
+    assert all(list(c) == list(ControlRecord.__annotations__) for c in controls)
+    assert list(summary) == [k for k in ControlsSummary.__annotations__ if k != "training_pool"]

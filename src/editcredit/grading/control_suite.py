@@ -9,7 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from editcredit.data.freeze import load_tasks
-from editcredit.grading.controls import run_controls, summarize, training_pool
+from editcredit.grading.controls import (
+    ControlsSummary,
+    run_controls,
+    summarize,
+    training_pool,
+)
 from editcredit.io.atomic import atomic_write_text
 from editcredit.io.provenance import provenance, write_result_json
 from editcredit.sandbox.pool import SandboxPool
@@ -24,7 +29,7 @@ def control_suite(
     exclude_flagged: bool,
     config: Mapping[str, Any],
     pinned_sha256: str = "",
-) -> dict[str, Any]:
+) -> ControlsSummary:
     tasks = load_tasks(tasks_path, pinned_manifest_sha256=pinned_sha256)
     suite = tasks[0].suite if tasks else Path(tasks_path).parent.name
     with SandboxPool(sandbox_cfg["backend"], sandbox_cfg, int(sandbox_cfg["workers"])) as pool:

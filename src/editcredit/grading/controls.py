@@ -8,13 +8,54 @@ bugs' FAIL_TO_PASS ids, so each bug's tests are its own. Single-bug tasks' recor
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from editcredit.data.task import Task
 from editcredit.grading.grader import GradingReport, grade_tree, judge_run
 from editcredit.sandbox.base import Sandbox
 
 EXPECTED = {"gold": 1, "empty": 0}
+
+
+class BugControl(TypedDict):
+    """One bug's control of a multi-bug task: its gold fix alone, graded."""
+
+    function: str  # the function the bug is planted in
+    report: dict[str, Any]  # its grading report (GradingReport as JSON)
+
+
+class _ControlCore(TypedDict):
+    instance_id: str
+    task_sha256: str
+    split: str
+    gold: dict[str, Any]  # the gold patch's grading report (GradingReport as JSON)
+    empty: dict[str, Any]  # the base tree's (no patch, tests run)
+
+
+class ControlRecord(_ControlCore):
+    """The controls of one task (``results/controls/{suite}/tasks/{id}.json``, less its
+    provenance)."""
+
+    bugs: NotRequired[list[BugControl]]  # multi-bug tasks only
+    flagged: bool  # a control deviated
+    deviations: list[str]  # why, one line each
+
+
+class ControlsSummary(TypedDict):
+    """The counts of one suite's controls (``results/controls/{suite}/summary.json``)."""
+
+    multi_bug_tasks: NotRequired[int]  # suites with multi-bug tasks only (these three)
+    bug_controls: NotRequired[int]  # per-bug controls run
+    bug_controls_ok: NotRequired[int]  # ... without a deviation
+    suite: str
+    tasks: int
+    gold_1: int  # gold patches that resolve
+    empty_0: int  # base trees that do not
+    flagged: int
+    flagged_ids: list[str]  # sorted
+    deviations_by_reason: dict[str, int]  # by the part before " (", sorted
+    by_split: dict[str, int]  # tasks by split, sorted
+    training_pool: NotRequired[list[str]]  # the tasks eligible for training (the job adds it)
 
 
 def deviation(kind: str, report: GradingReport) -> str | None:
@@ -55,9 +96,10 @@ def bug_control_deviation(task: Task, index: int, statuses: dict[str, str]) -> s
 
 def run_bug_controls(
     task: Task, sandbox: Sandbox, f_weight: float, g_weight: float
-) -> tuple[list[dict[str, Any]], list[str]]:
+) -> tuple[list[BugControl], list[str]]:
     """The per-bug controls of a multi-bug task: each bug's report and the deviations."""
-    records, deviations = [], []
+    records: list[BugControl] = []
+    deviations: list[str] = []
     for index, bug in enumerate(task.bugs or ()):
         report = grade_tree(task, bug.patch, sandbox, f_weight, g_weight)
         found: str | None
@@ -72,7 +114,7 @@ def run_bug_controls(
     return records, deviations
 
 
-def run_controls(task: Task, sandbox: Sandbox, f_weight: float, g_weight: float) -> dict[str, Any]:
+def run_controls(task: Task, sandbox: Sandbox, f_weight: float, g_weight: float) -> ControlRecord:
     """Grade the gold patch and the base tree (no patch, tests run); flag deviations. The
     utility weights are config ``grading.f_weight`` and ``grading.g_weight`` (METHOD §3).
 
@@ -85,36 +127,26 @@ def run_controls(task: Task, sandbox: Sandbox, f_weight: float, g_weight: float)
         "empty": grade_tree(task, "", sandbox, f_weight, g_weight),
     }
     deviations = [d for kind, r in reports.items() if (d := deviation(kind, r))]
-    record: dict[str, Any] = {
+    core: _ControlCore = {
         "instance_id": task.instance_id,
         "task_sha256": task.sha256(),
         "split": task.split,
         "gold": reports["gold"].model_dump(mode="json"),
         "empty": reports["empty"].model_dump(mode="json"),
     }
-    if task.bugs:  # multi-bug tasks only: single-bug records keep their keys
-        record["bugs"], bug_deviations = run_bug_controls(task, sandbox, f_weight, g_weight)
-        deviations += bug_deviations
-    return record | {"flagged": bool(deviations), "deviations": deviations}
+    if not task.bugs:  # multi-bug tasks only have bugs: single-bug records keep their keys
+        return {**core, "flagged": bool(deviations), "deviations": deviations}
+    bugs, bug_deviations = run_bug_controls(task, sandbox, f_weight, g_weight)
+    deviations += bug_deviations
+    return {**core, "bugs": bugs, "flagged": bool(deviations), "deviations": deviations}
 
 
-def summarize(controls: list[dict[str, Any]], suite: str) -> dict[str, Any]:
+def summarize(controls: list[ControlRecord], suite: str) -> ControlsSummary:
     """Counts for the suite; flagged tasks listed (kept out of training pools, not eval)."""
     reasons = Counter(d.split(" (")[0] for c in controls for d in c["deviations"])
     flagged = sorted(c["instance_id"] for c in controls if c["flagged"])
     multi = [c for c in controls if "bugs" in c]
-    extra = {}
-    if multi:  # suites with multi-bug tasks only: the others' summaries keep their keys
-        extra = {
-            "multi_bug_tasks": len(multi),
-            "bug_controls": sum(len(c["bugs"]) for c in multi),
-            "bug_controls_ok": sum(
-                not any(d.startswith(f"bug {k} (") for d in c["deviations"])
-                for c in multi
-                for k in range(len(c["bugs"]))
-            ),
-        }
-    return extra | {
+    counts: ControlsSummary = {
         "suite": suite,
         "tasks": len(controls),
         "gold_1": sum(c["gold"]["resolved"] == 1 for c in controls),
@@ -124,9 +156,23 @@ def summarize(controls: list[dict[str, Any]], suite: str) -> dict[str, Any]:
         "deviations_by_reason": dict(sorted(reasons.items())),
         "by_split": dict(sorted(Counter(c["split"] for c in controls).items())),
     }
+    if not multi:  # suites with multi-bug tasks only: the others' summaries keep their keys
+        return counts
+    return {
+        "multi_bug_tasks": len(multi),
+        "bug_controls": sum(len(c["bugs"]) for c in multi),
+        "bug_controls_ok": sum(
+            not any(d.startswith(f"bug {k} (") for d in c["deviations"])
+            for c in multi
+            for k in range(len(c["bugs"]))
+        ),
+        **counts,
+    }
 
 
-def training_pool(task_ids: list[str], summary: dict[str, Any], exclude_flagged: bool) -> list[str]:
+def training_pool(
+    task_ids: list[str], summary: ControlsSummary, exclude_flagged: bool
+) -> list[str]:
     """Task ids eligible for training: flagged ones removed when the config says so."""
     flagged = set(summary["flagged_ids"]) if exclude_flagged else set()
     return [t for t in task_ids if t not in flagged]
