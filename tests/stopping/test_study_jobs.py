@@ -269,3 +269,34 @@ def test_checkpoint_trees_are_held_to_the_recorded_gold_times(tmp_path):
         assert pool.limits_for(task) == limits
     finally:
         pool.close()
+
+
+def test_the_stop_records_are_their_typed_records(study):
+    """The policy tables, curves, gate choice and gate verdict the stop jobs write have the keys
+    of their TypedDicts (editcredit.stopping.records), in their order."""
+    from record_shapes import assert_record
+
+    from editcredit.stopping.records import (
+        CurvePoint,
+        GateChoice,
+        PolicyRow,
+        StopGateVerdict,
+        VsFixed,
+    )
+
+    def row_keys(row):
+        return [k for k in PolicyRow.__annotations__ if k != "vs_fixed" or "vs_fixed" in row]
+
+    fitted = _fit(study)
+    result = _eval(study)
+    tables = [fitted["fit"], result["sealed"], fitted["gate_choice"]["fit"]]
+    assert all(list(row) == row_keys(row) for table in tables for row in table.values())
+    assert any("vs_fixed" in row for row in result["sealed"].values())
+    for row in result["sealed"].values():
+        if "vs_fixed" in row:
+            assert_record(row["vs_fixed"], VsFixed)
+    assert_record(fitted["fit_curve"], list[CurvePoint])
+    assert_record(result["sealed_curve"], list[CurvePoint])
+    assert list(fitted["gate_choice"]) == list(GateChoice.__annotations__)
+    # the gate as recorded once (sorted keys): the verdict plus where and when it was applied
+    assert set(StopGateVerdict.__annotations__) < set(result["gate"])

@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from editcredit.stopping.records import PolicySummary
+
 Policy = Callable[[pd.DataFrame], np.ndarray]
 
 
@@ -103,7 +105,7 @@ def per_task(out: pd.DataFrame) -> pd.DataFrame:
     return out.groupby("instance_id")[["success", "tokens", "unresolved"]].mean().sort_index()
 
 
-def summarize(out: pd.DataFrame) -> dict[str, float]:
+def summarize(out: pd.DataFrame) -> PolicySummary:
     """Equal-weight mean over tasks of the per-task means (METHOD §8)."""
     tasks = per_task(out)
     return {
@@ -115,7 +117,7 @@ def summarize(out: pd.DataFrame) -> dict[str, float]:
     }
 
 
-def evaluate(df: pd.DataFrame, policies: Mapping[str, Policy]) -> dict[str, dict[str, Any]]:
+def evaluate(df: pd.DataFrame, policies: Mapping[str, Policy]) -> dict[str, PolicySummary]:
     """Summaries of each policy on ordered points ``df``."""
     return {name: summarize(outcomes(df, policy(df))) for name, policy in policies.items()}
 

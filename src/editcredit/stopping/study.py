@@ -23,6 +23,14 @@ import pandas as pd
 
 from editcredit.stats.bootstrap import mean_ci
 from editcredit.stopping.policies import Policy, outcomes, per_task, summarize
+from editcredit.stopping.records import (
+    CurvePoint,
+    GateChoice,
+    PairedDifference,
+    PolicyRow,
+    PolicySummary,
+    StopGateVerdict,
+)
 
 
 def evaluate_all(df: pd.DataFrame, policies: Mapping[str, Policy]) -> dict[str, pd.DataFrame]:
@@ -30,7 +38,9 @@ def evaluate_all(df: pd.DataFrame, policies: Mapping[str, Policy]) -> dict[str, 
     return {name: outcomes(df, policy(df)) for name, policy in policies.items()}
 
 
-def paired_difference(a: pd.DataFrame, b: pd.DataFrame, boot: Mapping[str, Any]) -> dict:
+def paired_difference(
+    a: pd.DataFrame, b: pd.DataFrame, boot: Mapping[str, Any]
+) -> PairedDifference:
     """Success of ``a`` minus ``b``, paired per task, with the task-bootstrap CI."""
     ta, tb = per_task(a), per_task(b)
     if list(ta.index) != list(tb.index):
@@ -48,7 +58,9 @@ def paired_difference(a: pd.DataFrame, b: pd.DataFrame, boot: Mapping[str, Any])
 
 
 def best_fixed_at(
-    summaries: Mapping[str, Mapping[str, float]], fixed: list[str], tokens: float
+    summaries: Mapping[str, PolicySummary] | Mapping[str, PolicyRow],
+    fixed: list[str],
+    tokens: float,
 ) -> str:
     """The fixed policy with the best success within ``tokens`` (ties: fewer tokens, name)."""
     within = [f for f in fixed if summaries[f]["tokens"] <= tokens + 1e-9]
@@ -61,14 +73,14 @@ def policy_table(
     outs: Mapping[str, pd.DataFrame],
     kinds: Mapping[str, str],
     boot: Mapping[str, Any],
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, PolicyRow]:
     """Every policy's summary and, for the non-fixed ones, the CI against the best fixed policy
     at matched cost."""
     summaries = {name: summarize(out) for name, out in outs.items()}
     fixed = [n for n, k in kinds.items() if k == "fixed"]
-    table = {}
+    table: dict[str, PolicyRow] = {}
     for name, s in summaries.items():
-        row: dict[str, Any] = {"kind": kinds[name], **s}
+        row: PolicyRow = {"kind": kinds[name], **s}
         if kinds[name] != "fixed" and fixed and s["trajectories"]:
             ref = best_fixed_at(summaries, fixed, s["tokens"])
             row["vs_fixed"] = {"policy": ref, **paired_difference(outs[name], outs[ref], boot)}
@@ -76,9 +88,9 @@ def policy_table(
     return table
 
 
-def curve(table: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+def curve(table: Mapping[str, PolicyRow]) -> list[CurvePoint]:
     """The success-cost points of every policy, cheapest first."""
-    pts = [
+    pts: list[CurvePoint] = [
         {"policy": n, "kind": r["kind"], "tokens": r["tokens"], "success": r["success"]}
         for n, r in table.items()
         if r["trajectories"]
@@ -87,11 +99,11 @@ def curve(table: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def choose_gate(
-    fit_table: Mapping[str, Mapping[str, Any]],
+    fit_table: Mapping[str, PolicyRow],
     kinds: Mapping[str, str],
     family: Mapping[str, str],
     gate: Mapping[str, Any],
-) -> dict[str, Any]:
+) -> GateChoice:
     """On the fit split: the gated policy's grid value and the fixed comparator (both within
     ``max_cost_ratio`` x the agent's own tokens)."""
     cap = float(gate["max_cost_ratio"]) * fit_table["agent_submit"]["tokens"]
@@ -110,23 +122,25 @@ def choose_gate(
         "candidate": candidate,
         "baseline": baseline,
         "fit_token_cap": cap,
-        "fit": {n: dict(fit_table[n]) for n in (candidate, baseline)},
+        "fit": {n: PolicyRow(**fit_table[n]) for n in (candidate, baseline)},
     }
 
 
 def gate_verdict(
-    choice: Mapping[str, Any],
+    choice: GateChoice,
     sealed_outs: Mapping[str, pd.DataFrame],
     gate: Mapping[str, Any],
     boot: Mapping[str, Any],
-) -> dict[str, Any]:
+) -> StopGateVerdict:
     """The gate on the sealed split (to be recorded once by the caller)."""
     cand, base = choice["candidate"], choice["baseline"]
     diff = paired_difference(sealed_outs[cand], sealed_outs[base], boot)
+    lower = diff["ci"][0]  # None only with the difference (no task)
     ok = (
         diff["difference"] is not None
         and diff["difference"] >= float(gate["min_difference"])
-        and diff["ci"][0] > float(gate["ci_lower_above"])
+        and lower is not None
+        and lower > float(gate["ci_lower_above"])
     )
     sealed = {n: summarize(sealed_outs[n]) for n in (cand, base)}
     return {
