@@ -148,3 +148,21 @@ def test_a_gate_is_written_once_and_a_different_recomputation_is_refused(study):
 def test_a_gate_record_needs_a_verdict(study):
     with pytest.raises(ProtocolError):
         apply_gate_once("stop", {"protocol_sha256": "a" * 64, "verdict": "maybe"}, study["seals"])
+
+
+def test_the_receipt_the_seal_and_the_gate_are_their_typed_records(study):
+    """The freeze receipt (as returned), the seal and the gate record (as written, sorted keys)
+    have the keys of FreezeReceipt, Seal and GateRecord."""
+    from record_shapes import assert_record
+
+    from editcredit.protocol.seal import FreezeReceipt, GateRecord, Seal
+
+    frozen = freeze_protocol(study["protocol"], study["receipt"], study["seals"])
+    assert list(frozen) == list(FreezeReceipt.__annotations__)
+    assert_record(json.loads(study["receipt"].read_text()), FreezeReceipt, ordered=False)
+    _read(study)
+    assert_record(json.loads(seal_path("stop", study["seals"]).read_text()), Seal, ordered=False)
+    gate = apply_gate_once("stop", {"protocol_sha256": "a" * 64, "verdict": "fail"}, study["seals"])
+    assert list(gate) == list(GateRecord.__annotations__)
+    written = json.loads(gate_path("stop", study["seals"]).read_text())
+    assert_record(written, GateRecord, ordered=False)

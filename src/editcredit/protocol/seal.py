@@ -22,7 +22,7 @@ import os
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from editcredit.io.atomic import atomic_write_text
 from editcredit.io.hashing import sha256_file
@@ -30,6 +30,46 @@ from editcredit.io.provenance import code_version
 from editcredit.protocol.spec import ProtocolError, load_protocol, protocol_sha256
 
 DEFAULT_SEAL_DIR = Path("logs/seals")
+
+
+class FreezeReceipt(TypedDict):
+    """The freeze receipt ``logs/protocols/{study}.json`` (written with sorted keys)."""
+
+    study: str
+    protocol: str  # the protocol file's path
+    protocol_sha256: str  # its hash when frozen
+    frozen_at: str  # UTC time, ISO 8601 with microseconds
+    sealed_split: str  # the split whose labels are sealed
+    code: dict[str, Any]  # the code that froze it (io.provenance.code_version)
+
+
+class SealEvent(TypedDict):
+    """One event of a seal, in order."""
+
+    event: str  # "protocol frozen", "first read of sealed labels"
+    at: str
+
+
+class Seal(TypedDict):
+    """The seal ``logs/seals/{study}.json``, written by the first read of the sealed labels."""
+
+    study: str
+    protocol: str
+    protocol_sha256: str  # the protocol's hash the labels were first read under
+    labels_sha256: dict[str, str]  # per labels file (its path)
+    freeze_receipt: str  # the receipt it trusted
+    frozen_at: str
+    first_read_at: str
+    events: list[SealEvent]
+
+
+class GateRecord(TypedDict):
+    """The gate ``logs/seals/{study}.gate[.{key}].json``: a verdict recorded once."""
+
+    study: str
+    key: str  # names one evaluation ("" for the study's only one)
+    applied_at: str
+    record: dict[str, Any]  # the verdict as given (JSON-normalized, sorted keys)
 
 
 def _now() -> str:
@@ -54,7 +94,7 @@ def _read_json(path: Path) -> dict[str, Any]:
         raise ProtocolError(f"{path}: unreadable receipt ({exc})") from exc
 
 
-def _write_new(path: Path, record: dict[str, Any]) -> None:
+def _write_new(path: Path, record: Seal | GateRecord) -> None:
     """Create ``path`` exclusively (an existing file is never replaced)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "x", encoding="utf-8") as fh:
@@ -65,7 +105,7 @@ def _write_new(path: Path, record: dict[str, Any]) -> None:
 
 def freeze_protocol(
     protocol: str | Path, receipt: str | Path, seal_dir: str | Path = DEFAULT_SEAL_DIR
-) -> dict[str, Any]:
+) -> FreezeReceipt:
     """Write the freeze receipt of ``protocol``; refuse when its sealed labels were already read
     under another version of the file.
 
@@ -87,7 +127,7 @@ def freeze_protocol(
                 f"frozen protocol is refused (seal receipt {seal}); a new protocol is a new "
                 f"study with a new name."
             )
-    record = {
+    record: FreezeReceipt = {
         "study": spec["study"],
         "protocol": protocol.as_posix(),
         "protocol_sha256": digest,
@@ -99,7 +139,7 @@ def freeze_protocol(
     return record
 
 
-def check_frozen(protocol: str | Path, receipt: str | Path) -> dict[str, Any]:
+def check_frozen(protocol: str | Path, receipt: str | Path) -> FreezeReceipt:
     """The freeze receipt, after checking that the protocol file still has its frozen hash."""
     protocol, receipt = Path(protocol), Path(receipt)
     if not receipt.exists():
@@ -114,7 +154,7 @@ def check_frozen(protocol: str | Path, receipt: str | Path) -> dict[str, Any]:
             f"{protocol}: hashes to {digest} but its freeze receipt {receipt} records "
             f"{frozen.get('protocol_sha256')}: the protocol changed after it was frozen"
         )
-    return frozen
+    return cast(FreezeReceipt, frozen)
 
 
 def read_sealed_labels(
@@ -163,22 +203,20 @@ def read_sealed_labels(
             raise ProtocolError(
                 f"{receipt}: frozen at {frozen['frozen_at']}, after this read at {now}"
             )
-        _write_new(
-            seal,
-            {
-                "study": study,
-                "protocol": frozen["protocol"],
-                "protocol_sha256": frozen["protocol_sha256"],
-                "labels_sha256": digests,
-                "freeze_receipt": Path(receipt).as_posix(),
-                "frozen_at": frozen["frozen_at"],
-                "first_read_at": now,
-                "events": [
-                    {"event": "protocol frozen", "at": frozen["frozen_at"]},
-                    {"event": "first read of sealed labels", "at": now},
-                ],
-            },
-        )
+        first: Seal = {
+            "study": study,
+            "protocol": frozen["protocol"],
+            "protocol_sha256": frozen["protocol_sha256"],
+            "labels_sha256": digests,
+            "freeze_receipt": Path(receipt).as_posix(),
+            "frozen_at": frozen["frozen_at"],
+            "first_read_at": now,
+            "events": [
+                {"event": "protocol frozen", "at": frozen["frozen_at"]},
+                {"event": "first read of sealed labels", "at": now},
+            ],
+        }
+        _write_new(seal, first)
     filters = [(rows[0], "==", rows[1])] if rows else None
     frames = [pq.read_table(p, filters=filters).to_pandas() for p in paths]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
@@ -186,7 +224,7 @@ def read_sealed_labels(
 
 def apply_gate_once(
     study: str, verdict: dict[str, Any], seal_dir: str | Path = DEFAULT_SEAL_DIR, key: str = ""
-) -> dict[str, Any]:
+) -> GateRecord:
     """Record the gate's verdict on the sealed split, once; return the recorded one.
 
     ``verdict`` must carry ``protocol_sha256`` and ``verdict`` ("pass" or "fail"). An existing
@@ -206,7 +244,7 @@ def apply_gate_once(
                 f" with verdict {recorded.get('record', {}).get('verdict')!r}; a gate is "
                 f"applied once and its record is never overwritten (the recomputation differs)"
             )
-        return recorded
-    record = {"study": study, "key": key, "applied_at": _now(), "record": body}
+        return cast(GateRecord, recorded)
+    record: GateRecord = {"study": study, "key": key, "applied_at": _now(), "record": body}
     _write_new(path, record)
     return record
