@@ -25,6 +25,8 @@ from editcredit.rl.gates import (
     update_check,
 )
 from editcredit.rl.segment import SegmentSpec, StepRecords
+from editcredit.rl.step_callbacks import segment_callbacks
+from editcredit.settings import HealthSettings
 
 
 def _metrics(credit_rollouts=4, loss=0.1, grad_norm=0.5, cf_nonzero=3) -> dict:
@@ -112,7 +114,13 @@ def _run(monkeypatch, base, tmp_path, arm, start_step, steps, plan, fake=None):
     )
     spec = SegmentSpec("run", start_step, steps, base, None, tmp_path / "out")
     receipt = seg.train_segment(
-        spec, cfg, toy_tasks(1), None, CONFIG["training"]["health"], torch.device("cpu")
+        spec,
+        cfg,
+        toy_tasks(1),
+        None,
+        HealthSettings.from_mapping(CONFIG["training"]["health"]),
+        torch.device("cpu"),
+        callbacks=segment_callbacks(spec, cfg),
     )
     return fake, receipt, saved
 

@@ -21,7 +21,6 @@ from typing import Any
 
 from editcredit.agent.environments import environment_factory
 from editcredit.agent.rollout import RolloutConfig
-from editcredit.audit.base_pin import guard_base
 from editcredit.data.freeze import load_tasks
 from editcredit.data.task import Task
 from editcredit.evaluation.journal import open_journal
@@ -47,14 +46,15 @@ from editcredit.evaluation.slots import (
     stored_task_slots,
     write_slots_parquet,
 )
-from editcredit.grading.grader_identity import grader_identity, study_report_store
+from editcredit.grading.grader_identity import study_report_store
 from editcredit.io.atomic import atomic_write_text
 from editcredit.io.provenance import provenance, write_result_json
 from editcredit.io.volatile import is_volatile, write_volatile
 from editcredit.job_settings import EvalModelSettings
+from editcredit.jobs.setup import graded_setup
 from editcredit.layout import eval_job, eval_scope
 from editcredit.protocol.budget import job_guard
-from editcredit.sandbox.limits import GoldTimesBook, gold_times_book
+from editcredit.sandbox.limits import GoldTimesBook
 from editcredit.sandbox.memo import GradingMemo
 from editcredit.storage.monitor import Floor, StorageMonitor, existing_parent
 
@@ -209,20 +209,20 @@ def eval_model_job(
     decides what a journal of another grader means).
     """
     model, evalset, model_dir = job.model, job.evalset, job.model_dir
-    # a base is checked against its receipt (and the config's pin) before anything reads it
-    base_check = guard_base(model_dir, models)
+    # the set-up every graded job shares: a base checked against its receipt (and the config's
+    # pin) before anything reads it, the recorded gold times read
+    setup = graded_setup(str(model_dir), models, job.gold_times)
     plan = read_slice(job.plan, model, evalset)
     if Path(plan.first("model_dir")) != Path(model_dir):
         raise PlanError(f"{job.plan}: {model} is planned from {plan.first('model_dir')}")
     tasks = _tasks_of(plan, job.tasks)
-    book = gold_times_book(job.gold_times)
-    known = {str(model_dir): base_check["directory_sha256"]} if base_check else None
+    book, known = setup.gold_times, setup.known_inputs() or None
     # not the gold-times directory: its records hold wall-clock seconds, which would make
     # every downstream byte depend on the clock (they only set the tests' time limits)
     inputs = [job.plan, job.tasks, model_dir]
     block = provenance(inputs, config, known)
     sandbox_cfg, agent_cfg = settings.sandbox.to_dict(), settings.agent.to_dict()
-    grader = grader_identity(sandbox_cfg)
+    grader = setup.grader(sandbox_cfg)
     identity = journal_identity(plan, block["inputs"][str(model_dir)], settings, grader)
     out_dir = Path(job.slots).parent
     ev = settings.evaluation
@@ -285,8 +285,8 @@ def eval_model_job(
         "journal": journal.path.as_posix(),
     }
     summary["grader"] = dict(grader)
-    if base_check is not None:
-        summary["base_check"] = base_check
+    if setup.base_check is not None:
+        summary["base_check"] = setup.base_check
     summary.update(stats.to_dict())
     summary["budget"] = guard.ledger()
     if isinstance(graded, FaultySandbox):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -33,13 +34,7 @@ from editcredit.rl.checkpoint import load_state, save_segment, seed_rng
 from editcredit.rl.config import TrainConfig
 from editcredit.rl.credit import ARM_QUERIES_CF
 from editcredit.rl.cursor import DataCursor
-from editcredit.rl.gates import (
-    enforce_update_gate,
-    first_segment_gate,
-    gated_update,
-    update_check,
-    update_gate,
-)
+from editcredit.rl.gates import first_segment_gate, update_gate
 from editcredit.rl.health import HealthMonitor
 from editcredit.rl.records import (
     CREDIT_SCHEMA,
@@ -53,12 +48,12 @@ from editcredit.rl.records import (
     write_table,
 )
 from editcredit.rl.rollout_worker import GroupJob, group_seed
-from editcredit.rl.scalars import ScalarLog
 from editcredit.rl.step_batch import assemble_step
+from editcredit.rl.step_callbacks import StepCallback, StepState, budget_of, updates_of
 from editcredit.rl.timing import segment_volatile, step_seconds
 from editcredit.rl.update import UpdateSequence, step_update
 from editcredit.rl.workers import WorkerPool
-from editcredit.storage.monitor import StorageMonitor
+from editcredit.settings import HealthSettings
 
 
 @dataclass(frozen=True)
@@ -193,7 +188,7 @@ class StepRecords:
 
 
 def start_trainer(
-    spec: SegmentSpec, cfg: TrainConfig, health_cfg: dict[str, Any], device: torch.device
+    spec: SegmentSpec, cfg: TrainConfig, health: HealthSettings, device: torch.device
 ) -> Trainer:
     """The model, optimiser, cursor and monitor where the previous segment left them (or fresh
     from the base model at step 0, seeded by the run's seed)."""
@@ -213,9 +208,7 @@ def start_trainer(
     initial = {k: v.detach().clone() for k, v in model.named_parameters()}  # tied: once
     cursor = DataCursor.from_dict(state["cursor"]) if state else DataCursor(cfg.seed)
     monitor = HealthMonitor(
-        int(health_cfg["unavailable_streak"]),
-        int(health_cfg["availability_window"]),
-        float(health_cfg["min_availability"]),
+        health.unavailable_streak, health.availability_window, health.min_availability
     )
     monitor.restore(state.get("health", {}))
     parameters = sum(v.numel() for v in initial.values())
@@ -331,61 +324,55 @@ def train_segment(
     cfg: TrainConfig,
     pool: list[Task],
     workers: WorkerPool,
-    health_cfg: dict[str, Any],
+    health: HealthSettings,
     device: torch.device,
     log=print,
-    budget: BudgetGuard | None = None,
-    storage: tuple[StorageMonitor, int] | None = None,
+    callbacks: Sequence[StepCallback] = (),
 ) -> SegmentReceipt:
     """Run ``spec.steps`` steps and write ``spec.out_dir``; return the segment receipt.
 
-    With ``storage`` (a monitor and the checkpoint bytes the segment will write), the free disk
-    and inodes are read before each step; below the floor the monitor writes its receipt under
-    ``logs/storage/`` and raises :class:`StorageLow`, and nothing is written.
-
-    With a ``budget``, each step is checked before it runs; a cap that the step would cross
-    raises :class:`BudgetExceeded` (its receipt under ``logs/budgets/``) and nothing is written.
-    The receipt's ``volatile`` key holds :func:`segment_volatile` (the job writes it to the
-    sidecar, never into ``segment.json``).
-    Each of the run's first :data:`EARLY_UPDATES` updates of an arm with counterfactual credit
-    is checked as soon as it is taken (:func:`update_check`); a failed one raises
-    :class:`UpdateGateFailed` at once, and nothing is written.
+    ``callbacks`` are the loop's hooks (:mod:`editcredit.rl.step_callbacks`; the job registers
+    :func:`~editcredit.rl.step_callbacks.segment_callbacks`), called in their order before each
+    step and in reverse after it: the storage guard reads the free disk and inodes before each
+    step, the budget guard checks each step before it runs, the early update gate checks each
+    of the run's first :data:`EARLY_UPDATES` updates of an arm with counterfactual credit as
+    soon as it is taken, the scalar logger writes the live TensorBoard scalars. A guard stops
+    the segment by raising (:class:`StorageLow`, :class:`BudgetExceeded`,
+    :class:`UpdateGateFailed`, each with its receipt), and nothing is written.
+    The receipt holds the budget's ledger and the gate's checks; its ``volatile`` key holds
+    :func:`segment_volatile` (the job writes it to the sidecar, never into ``segment.json``).
     """
     started = time.monotonic()
     by_id = {t.instance_id: t for t in pool}
-    trainer = start_trainer(spec, cfg, health_cfg, device)
-    all_rows, ledger, metrics, updates, seconds = [], [], [], [], []
+    trainer = start_trainer(spec, cfg, health, device)
+    all_rows, ledger, seconds = [], [], []
+    metrics: list[MetricsRow] = []
     last = spec.start_step + spec.steps
-    scalars = ScalarLog(Path(spec.out_dir).parent / "tensorboard", spec.start_step + 1, last)
+    for callback in callbacks:
+        callback.on_train_begin()
     label = f"train {spec.run} steps {spec.start_step + 1}..{last}"
     progress = Progress(label, spec.steps, "steps").start()
     try:
         for step in range(spec.start_step + 1, last + 1):
             progress.update(detail=f"step {step}")
-            if storage is not None:
-                storage[0].check(f"before step {step}", need_bytes=storage[1])
-            if budget is not None:
-                budget.check(step)
-            step_started = time.monotonic()
-            before = trainer.snapshot() if gated_update(cfg.arm, step) else None
+            state = StepState(step, trainer, metrics)
+            for callback in callbacks:
+                callback.on_step_begin(state)
             records = train_step(spec, step, trainer, by_id, cfg, workers, log)
             all_rows += records.rows
             ledger += records.ledger
             metrics.append(records.metrics)
             seconds.append(records.seconds)
-            scalars.write(step, {**records.metrics, **records.seconds})
-            if before is not None:
-                updates.append(update_check(step, records.metrics, trainer.moved_since(before)))
-                del before
-                enforce_update_gate(spec.run, cfg.arm, cfg.seed, updates, metrics)
-            if budget is not None:
-                wall = time.monotonic() - step_started
-                budget.add(*step_cost(records.rows, records.ledger, records.metrics, wall))
+            state.records = records
+            for callback in reversed(callbacks):
+                callback.on_step_end(state)
             progress.update(advance=1)
     finally:
-        scalars.close()
+        for callback in reversed(callbacks):
+            callback.on_train_end()
         progress.close()
     changed = trainer.changed_tensors()
+    budget, updates = budget_of(callbacks), updates_of(callbacks)
     receipt = segment_receipt(spec, cfg, all_rows, metrics, changed, device, budget, updates)
     receipt["volatile"] = segment_volatile(spec, seconds, started, budget)
     save_segment(

@@ -20,13 +20,12 @@ from typing import Any, cast
 
 import torch
 
-from editcredit.audit.base_pin import guard_base
-from editcredit.grading.grader_identity import grader_identity
 from editcredit.io.atomic import atomic_write_text
 from editcredit.io.identity import write_identity
 from editcredit.io.provenance import write_result_json
 from editcredit.io.volatile import read_volatile, volatile_sidecar, write_volatile
 from editcredit.job_settings import ControlReplaySettings, SegmentSettings
+from editcredit.jobs.setup import GradedSetup, graded_setup
 from editcredit.layout import control_run_name, parse_run, train_job
 from editcredit.policy.base_job import training_tasks
 from editcredit.policy.devices import bind_gpus
@@ -39,9 +38,9 @@ from editcredit.rl.gates import UpdateGateFailed
 from editcredit.rl.pool import read_pool
 from editcredit.rl.records import ROLLOUT_SCHEMA, SegmentReceipt, write_table
 from editcredit.rl.segment import SegmentSpec, train_segment
+from editcredit.rl.step_callbacks import segment_callbacks
 from editcredit.rl.timing import PHASES
 from editcredit.rl.workers import make_workers
-from editcredit.sandbox.limits import gold_times_book
 from editcredit.sandbox.report_store import absolute_store
 from editcredit.settings import RaySettings
 from editcredit.storage.forecast import checkpoint_bytes
@@ -177,12 +176,6 @@ def rollout_worker_kwargs(
     }
 
 
-def pool_gold_times(controls_tasks: str | None, pool: list) -> dict[str, dict[str, Any]]:
-    """The gold times the control rule recorded (``results/controls/{suite}/tasks``) of the
-    pool's tasks, in plain form for the rollout workers (a task without them is measured)."""
-    return gold_times_book(controls_tasks).timings(t.instance_id for t in pool)
-
-
 @dataclass(frozen=True)
 class SegmentJob:
     """The files of one train_segment job (rule train_segment's wildcards, inputs, output)."""
@@ -213,8 +206,7 @@ class RolloutSetup:
     the bound device, the quarantine, the pool and the workers' settings (the pool's recorded
     gold times among them)."""
 
-    model_dir: str
-    base_check: dict[str, Any] | None
+    graded: GradedSetup
     device: torch.device
     quarantine: dict[str, str]
     pool: list
@@ -222,7 +214,7 @@ class RolloutSetup:
 
     def start_workers(self, ray: RaySettings) -> tuple[dict[str, Any], Any]:
         """The grader's identity (read when the job starts) and the rollout workers."""
-        grader = grader_identity(self.worker_kwargs["sandbox_cfg"])
+        grader = self.graded.grader(self.worker_kwargs["sandbox_cfg"])
         return grader, make_workers(ray, self.worker_kwargs)
 
     def record(self, receipt: dict[str, Any], pool_size: int) -> dict[str, str]:
@@ -232,10 +224,9 @@ class RolloutSetup:
             receipt["quarantined"] = self.quarantine
         if pool_size:
             receipt["pool"] = sorted(t.instance_id for t in self.pool)
-        if self.base_check is None:
-            return {}
-        receipt["base_check"] = self.base_check
-        return {self.model_dir: self.base_check["directory_sha256"]}
+        if self.graded.base_check is not None:
+            receipt["base_check"] = self.graded.base_check
+        return self.graded.known_inputs()
 
 
 def rollout_setup(
@@ -248,17 +239,19 @@ def rollout_setup(
     models: Mapping[str, Mapping[str, Any]] | None,
     check_base: bool = True,
 ) -> RolloutSetup:
-    """A base (``check_base``) is checked against its receipt and the pin of ``models``
-    before anything reads it; then the job's device is bound and its pool chosen from the
-    eligible tasks (``files.pool``, or the first ``pool_size``)."""
-    base_check = guard_base(model_dir, models) if check_base else None
+    """The set-up every graded job shares (:func:`editcredit.jobs.setup.graded_setup`: a base,
+    ``check_base``, checked against its receipt and the pin of ``models`` before anything
+    reads it, the recorded gold times read); then the job's device is bound and its pool chosen
+    from the eligible tasks (``files.pool``, or the first ``pool_size``), the workers given the
+    pool's gold times."""
+    graded = graded_setup(model_dir, models, files.gold_times, check_base=check_base)
     device = job_device(gpus, threads)
     quarantine = dict(settings.quarantine or {})
     eligible = training_tasks(files.tasks, files.controls, quarantine)
     pool = pool_tasks(eligible, settings.pool_size, files.pool)
-    gold = pool_gold_times(files.gold_times, pool)
+    gold = graded.gold_times.timings(t.instance_id for t in pool)
     kwargs = rollout_worker_kwargs(model_dir, settings, device, gold)
-    return RolloutSetup(model_dir, base_check, device, quarantine, pool, kwargs)
+    return RolloutSetup(graded, device, quarantine, pool, kwargs)
 
 
 def train_segment_job(
@@ -307,8 +300,7 @@ def train_segment_job(
         out_dir=Path(out_dir),
     )
     print(f"{run}: steps {step - k + 1}..{step} on {device}, {len(pool)} training tasks")
-    health = settings.health.to_dict()
-    monitor = segment_monitor(out_dir, health, run, step)
+    monitor = segment_monitor(out_dir, settings.health.to_dict(), run, step)
     storage = check_storage(monitor, start_model)
     guard = run_budget_guard(run, budget, start_state, gpus, budget_dir)
     earlier_seconds = earlier_run_seconds(start_state)
@@ -319,10 +311,11 @@ def train_segment_job(
             cfg,
             pool,
             workers,
-            health,
+            settings.health,
             device,
-            budget=guard,
-            storage=(monitor, storage["expected_checkpoint_bytes"]),
+            callbacks=segment_callbacks(
+                spec, cfg, budget=guard, storage=(monitor, storage["expected_checkpoint_bytes"])
+            ),
         )
         volatile = receipt.pop("volatile")
         volatile["workers"] = workers.describe()
