@@ -85,7 +85,7 @@ def suite_sources(wildcards):
     if suite.generator == "minibugs":
         return POOL_FILES
     if suite.generator == "multibugs":
-        return POOL_FILES + ["src/editcredit/data/minibugs/multi.py"]
+        return POOL_FILES + ["src/editcredit/suites/multibugs.py"]
     if suite.generator == "procedural":
         return ["src/editcredit/data/procedural.py"]
     return [suite.source]

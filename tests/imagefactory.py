@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from taskfactory import CONFIG
 
-from editcredit.data.image_suite import ImageSuite, build_image_suite
+from editcredit.suites.image import ImageSuite, build_image_suite
 
 _BUILT: dict[str, ImageSuite] = {}
 

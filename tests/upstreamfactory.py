@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from taskfactory import CONFIG
 
-from editcredit.data.image_suite import build_image
+from editcredit.suites.image import build_image
 
 CACHE = Path(
     os.environ.get("EDITCREDIT_UPSTREAM_CACHE", Path.home() / ".cache" / "editcredit" / "upstream")

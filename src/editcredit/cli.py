@@ -106,7 +106,7 @@ def cmd_build_image(args: argparse.Namespace) -> int:
 
 
 def cmd_build_task_images(args: argparse.Namespace) -> int:
-    from editcredit.data.image_suite import build_image_suite
+    from editcredit.suites.image import build_image_suite
 
     cfg = load_config(args.config)["sandbox"]
     suite = build_image_suite(args.out, cfg["image"], rebuild=args.rebuild)

@@ -31,13 +31,13 @@ from editcredit.agent.minibugs_env import MinibugsEnv, run_selection, visible_te
 from editcredit.agent.probe import credit_figures
 from editcredit.agent.protocol import content_hash
 from editcredit.agent.search_expert import failed_count, search_episode
-from editcredit.data.minibugs.generate import Candidate
-from editcredit.data.minibugs.multi import MultiCandidate, build_multi_task, plant_bugs
 from editcredit.data.minibugs.pool_files import SeedModule
 from editcredit.data.mutations import Mutation
 from editcredit.data.task import Task
 from editcredit.grading.grader import grade_patch
 from editcredit.stopping.points import replay_trees, sha256_text
+from editcredit.suites.minibugs import Candidate
+from editcredit.suites.multibugs import MultiCandidate, build_multi_task, plant_bugs
 
 SOURCE = '''"""Three small functions."""
 

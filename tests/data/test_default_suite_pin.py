@@ -9,7 +9,7 @@ import json
 
 from taskfactory import CONFIG
 
-from editcredit.data.build_suite import build_suite
+from editcredit.suites.build import build_suite
 
 
 def test_the_default_suite_freezes_to_its_pin(docker_ready, tmp_path):

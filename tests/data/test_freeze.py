@@ -10,9 +10,9 @@ import pyarrow.parquet as pq
 import pytest
 from taskfactory import CONFIG, make_calc_task
 
-from editcredit.data.build_suite import build_suite
 from editcredit.data.freeze import FrozenSuiteError, freeze, load_tasks
 from editcredit.data.task import Task
+from editcredit.suites.build import build_suite
 
 
 def test_roundtrip_and_identical_bytes(tmp_path):

@@ -10,7 +10,8 @@ import pytest
 from imagefactory import image_suite, task_by_repo  # noqa: F401 - fixture
 from taskfactory import CONFIG, REPO
 
-from editcredit.data.image_suite import (
+from editcredit.sandbox.docker_backend import docker_client
+from editcredit.suites.image import (
     IMAGE_TEMPLATE,
     LABEL_RECIPE,
     build_image_suite,
@@ -18,7 +19,6 @@ from editcredit.data.image_suite import (
     load_suite_tasks,
     write_suite,
 )
-from editcredit.sandbox.docker_backend import docker_client
 
 
 def test_histories_are_real_and_deterministic(tmp_path):

@@ -9,8 +9,14 @@ import pytest
 from taskfactory import make_calc_task
 
 from editcredit.data.freeze import SCHEMA_VERSION, freeze, load_tasks
-from editcredit.data.minibugs.generate import Candidate, candidates
-from editcredit.data.minibugs.multi import (
+from editcredit.data.minibugs.pool_files import SeedModule, load_pool
+from editcredit.data.mutations import Mutation
+from editcredit.data.splits import assign_split
+from editcredit.data.task import PlantedBug, Task
+from editcredit.grading.controls import bug_control_deviation, bug_control_expectation
+from editcredit.sandbox.patches import diff_trees
+from editcredit.suites.minibugs import Candidate, candidates
+from editcredit.suites.multibugs import (
     MultiCandidate,
     build_multi_task,
     disjoint,
@@ -20,12 +26,6 @@ from editcredit.data.minibugs.multi import (
     plant_bugs,
     without_bug,
 )
-from editcredit.data.minibugs.pool_files import SeedModule, load_pool
-from editcredit.data.mutations import Mutation
-from editcredit.data.splits import assign_split
-from editcredit.data.task import PlantedBug, Task
-from editcredit.grading.controls import bug_control_deviation, bug_control_expectation
-from editcredit.sandbox.patches import diff_trees
 
 SOURCE = '''"""Three small functions."""
 

@@ -12,11 +12,11 @@ import types
 import pytest
 from taskfactory import CONFIG
 
-from editcredit.data.build_suite import build_suite
 from editcredit.data.freeze import load_tasks
 from editcredit.data.minibugs.pool_files import load_pool
 from editcredit.data.mutations import top_level_functions
 from editcredit.data.procedural import SHAPES, procedural_module, procedural_pool
+from editcredit.suites.build import build_suite
 
 
 def run_module_tests(module) -> dict[str, bool]:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from taskfactory import make_calc_task
 
-from editcredit.data.minibugs.generate import RETRY_FACTORS, settled_runs
 from editcredit.sandbox.base import SandboxReport
 from editcredit.sandbox.observations import Observations
+from editcredit.suites.minibugs import RETRY_FACTORS, settled_runs
 
 
 def report(status: str, limit: float) -> SandboxReport:

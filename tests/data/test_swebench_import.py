@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from editcredit.data.freeze import FrozenSuiteError
-from editcredit.data.swebench_import import import_tasks
+from editcredit.suites.swebench_import import import_tasks
 
 TEST_PATCH = (
     "diff --git a/tests/test_x.py b/tests/test_x.py\n--- a/tests/test_x.py\n"

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from taskfactory import WEIGHTS
 
-from editcredit.data.image_suite_runner_repos import _BIN_TEST, _RUNTESTS_SYMPY, _SYMPY_INIT
 from editcredit.data.task import Task
 from editcredit.grading.grader import grade_tree
 from editcredit.sandbox.patches import diff_trees
+from editcredit.suites.image_runner_repos import _BIN_TEST, _RUNTESTS_SYMPY, _SYMPY_INIT
 
 UNITTEST_EDGES = '''import sys
 import unittest

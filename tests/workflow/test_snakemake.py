@@ -62,7 +62,7 @@ def test_the_multibug_suite_is_frozen_by_its_rule_from_the_pool_and_its_generato
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     (inputs,) = [x for x in proc.stdout.splitlines() if x.strip().startswith("input:")]
-    assert "src/editcredit/data/minibugs/multi.py" in inputs
+    assert "src/editcredit/suites/multibugs.py" in inputs
     assert "src/editcredit/data/minibugs/pool/textops.py" in inputs
 
 

@@ -89,7 +89,7 @@ def declared_tasks(suite: str, suite_cfg: dict[str, Any], frozen: Path) -> list[
     imported source file of a SWE-bench-format suite otherwise; None for a suite generated
     here (inline trees only) or a source file not there yet."""
     from editcredit.data.freeze import FrozenSuiteError, load_tasks
-    from editcredit.data.swebench_import import import_tasks
+    from editcredit.suites.swebench_import import import_tasks
 
     if frozen.is_file():
         try:

@@ -173,7 +173,7 @@ def build_project_image(
 ) -> Built:
     """The project's build context under ``cache/build/NAME`` and its image (reused when
     the recipe's label matches)."""
-    from editcredit.data.image_suite import build_image
+    from editcredit.suites.image import build_image
 
     try:
         base_id = client.images.get(base_image).id

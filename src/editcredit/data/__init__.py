@@ -1,1 +1,2 @@
-"""Task suites: the task record, the synthetic minibugs generator, importers and freezing."""
+"""Task suites as data: the task record, the minibugs seed pool, mutations and splits, and the
+frozen suites (the builders that run the sandbox are editcredit.suites)."""

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from editcredit.data.build_suite import build_suite
 from editcredit.jobs.harness import Job, JobContext, rule_files
+from editcredit.suites.build import build_suite
 
 
 def _call(sm: Any, _settings: None, ctx: JobContext) -> None:

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from editcredit.data.freeze import freeze
-from editcredit.data.minibugs.generate import generate
-from editcredit.data.minibugs.multi import PARAMETERS, generate_multibugs
-from editcredit.data.swebench_import import import_tasks
 from editcredit.sandbox.pool import SandboxPool
+from editcredit.suites.minibugs import generate
+from editcredit.suites.multibugs import PARAMETERS, generate_multibugs
+from editcredit.suites.swebench_import import import_tasks
 
 GENERATOR_KEYS = (
     "generator",

@@ -1,4 +1,4 @@
-"""The histories of the image suite's three repositories (``editcredit.data.image_suite``).
+"""The histories of the image suite's three repositories (``editcredit.suites.image``).
 
 Each history has good commits, then the commit that introduces the bug (the base commit of the
 task), then the fix. ``textkit`` and ``shapes`` fix with a new regression test (SWE-bench's
@@ -7,7 +7,7 @@ task), then the fix. ``textkit`` and ``shapes`` fix with a new regression test (
 
 from __future__ import annotations
 
-from editcredit.data.image_suite import Commit, RepoSpec
+from editcredit.suites.image import Commit, RepoSpec
 
 _TEXTKIT_V1 = '''"""Text helpers."""
 

@@ -5,7 +5,7 @@ Django-style with ``tests/runtests.py`` and one SymPy-style with ``bin/test``) h
 history: good commits, then a commit that
 introduces a bug (the base commit), then a later fix commit. The suite is written in SWE-bench's
 format (``tasks.jsonl``: the fix commit's non-test diff is ``patch``, its test diff
-``test_patch``) and imported with :func:`editcredit.data.swebench_import.import_tasks`, each task
+``test_patch``) and imported with :func:`editcredit.suites.swebench_import.import_tasks`, each task
 naming its image through :data:`IMAGE_TEMPLATE`.
 
 An instance's image is built ``FROM`` the offline sandbox base image with ``/testbed`` holding
@@ -27,11 +27,11 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from editcredit.data.swebench_import import import_tasks
 from editcredit.data.task import Task
 from editcredit.io.hashing import sha256_text
 from editcredit.sandbox.base import SandboxError
 from editcredit.sandbox.patches import is_protected_path
+from editcredit.suites.swebench_import import import_tasks
 
 SUITE = "imagebugs"
 IMAGE_TEMPLATE = "editcredit-task:{instance_id}"
@@ -73,8 +73,8 @@ class RepoSpec:
 
 
 def _specs() -> tuple[RepoSpec, ...]:
-    from editcredit.data.image_suite_repos import REPOS
-    from editcredit.data.image_suite_runner_repos import RUNNER_REPOS
+    from editcredit.suites.image_repos import REPOS
+    from editcredit.suites.image_runner_repos import RUNNER_REPOS
 
     return (*REPOS, *RUNNER_REPOS)
 

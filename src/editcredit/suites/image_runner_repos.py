@@ -16,7 +16,7 @@ the fix, which adds a regression test (the task's ``test_patch``).
 
 from __future__ import annotations
 
-from editcredit.data.image_suite import Commit, RepoSpec
+from editcredit.suites.image import Commit, RepoSpec
 
 # -- unitkit: plain unittest ---------------------------------------------------------------------
 _UNITKIT_V1 = '''"""Integer ranges."""

@@ -1,6 +1,6 @@
 """Generate multibugs tasks: single-bug minibugs tasks beside tasks that plant 2 or 3 bugs.
 
-The single-bug tasks are minibugs' own (:func:`editcredit.data.minibugs.generate.generate`,
+The single-bug tasks are minibugs' own (:func:`editcredit.suites.minibugs.generate`,
 under this suite's name). A multi-bug task combines validated single bugs of DIFFERENT
 functions of one module whose functions share a split (splits stay by seed function: no
 function's bugs are in two splits). Each bug keeps the FAIL_TO_PASS ids its single-bug task
@@ -37,7 +37,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from editcredit.data.minibugs.generate import (
+from editcredit.data.minibugs.pool_files import SeedModule
+from editcredit.data.mutations import Mutation, apply_mutation
+from editcredit.data.splits import assign_split
+from editcredit.data.task import PlantedBug, Task
+from editcredit.grading.controls import bug_control_deviation
+from editcredit.grading.verdicts import judge
+from editcredit.sandbox.patches import diff_trees
+from editcredit.suites.minibugs import (
     Candidate,
     GradeMany,
     candidates,
@@ -47,13 +54,6 @@ from editcredit.data.minibugs.generate import (
     seed_pool,
     settled_runs,
 )
-from editcredit.data.minibugs.pool_files import SeedModule
-from editcredit.data.mutations import Mutation, apply_mutation
-from editcredit.data.splits import assign_split
-from editcredit.data.task import PlantedBug, Task
-from editcredit.grading.controls import bug_control_deviation
-from editcredit.grading.verdicts import judge
-from editcredit.sandbox.patches import diff_trees
 
 SUITE = "multibugs"
 BUG_COUNTS = (2, 3)
