@@ -126,6 +126,15 @@ def test_the_grpo_keys_are_the_train_config_fields():
     assert set(default_config()["training"]["grpo"]) == fields
 
 
+def test_the_policy_loss_names_are_the_registered_losses():
+    """training.grpo.policy_loss's enum lists exactly rl.losses' registered policy losses: the
+    tree checks a config's name against the schema (settings imports nothing of rl)."""
+    from editcredit.rl.losses import POLICY_LOSSES
+
+    grpo = SCHEMA["properties"]["training"]["properties"]["grpo"]["properties"]
+    assert grpo["policy_loss"]["enum"] == sorted(POLICY_LOSSES)
+
+
 def test_training_grpo_is_typed_and_one_builder_makes_a_run_config():
     """training.grpo is a typed section (readable as the mapping it was); a run's TrainConfig is
     it with the run's temperature, arm and seed, put together by rl.config.run_config alone."""
@@ -135,7 +144,7 @@ def test_training_grpo_is_typed_and_one_builder_makes_a_run_config():
     assert grpo == config["training"]["grpo"] and dict(grpo) == config["training"]["grpo"]
     assert grpo.group_size == grpo["group_size"] == config["training"]["grpo"]["group_size"]
     run = run_config(grpo, 0.7, "M", 3)
-    assert run == Settings.from_config(config).training.train_config("M", 3, 0.7)
+    assert run == run_config(Settings.from_config(config).training.grpo, 0.7, "M", 3)
     assert run == run_config(config["training"]["grpo"], 0.7, "M", 3)
     assert (run.temperature, run.arm, run.seed) == (0.7, "M", 3)
     assert {key: getattr(run, key) for key in grpo} == dict(grpo)
@@ -167,7 +176,7 @@ def test_every_preset_builds_the_typed_tree(preset):
     settings = Settings.from_config(config)
     assert settings.to_dict() == config
     assert settings.training.plan == config["training"]["plan"]
-    run = settings.training.train_config("M", 42, settings.agent.temperature)
+    run = run_config(settings.training.grpo, settings.agent.temperature, "M", 42)
     assert run.credit_lambda == config["training"]["grpo"]["credit_lambda"]
 
 

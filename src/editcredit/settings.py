@@ -26,10 +26,27 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from editcredit.config import ConfigError, Section, build_section
+from editcredit.config import ConfigError, Section, bound_violation, build_section, schema_of
 
 RUN_FIELDS = ("temperature", "arm", "seed")
 """Fields of ``editcredit.rl.config.TrainConfig`` that come from outside ``training.grpo``."""
+
+RUN_BOUNDS = {"temperature": "agent.temperature"}
+"""Where the bounds of a run's own fields are declared (the arm and the seed have none there);
+every other field's are ``training.grpo.<field>``'s."""
+
+
+def check_run_fields(values: Mapping[str, Any]) -> None:
+    """Raise ValueError naming the first field of a run's config (``training.grpo``'s keys and
+    the run's temperature) whose value breaks the bounds config/schema.yaml declares for its key
+    (``TrainConfig.<field>: <why>``). The one bound check of a run's config: the tree runs it on
+    the config (:meth:`Settings.from_config`), ``TrainConfig`` on every run it builds."""
+    for name, value in values.items():
+        if name in ("arm", "seed"):
+            continue
+        why = bound_violation(schema_of(RUN_BOUNDS.get(name, f"training.grpo.{name}")), value)
+        if why is not None:
+            raise ValueError(f"TrainConfig.{name}: {why}")
 
 
 # --- suites -----------------------------------------------------------------------------------
@@ -379,12 +396,6 @@ class TrainingSettings(Section):
     pool_screen: PoolScreenSettings
     quarantine: dict[str, str] | None = None
 
-    def train_config(self, arm: str, seed: int, temperature: float):
-        """The typed config of one run (``editcredit.rl.config.TrainConfig``)."""
-        from editcredit.rl.config import run_config
-
-        return run_config(self.grpo, temperature, arm, seed)
-
 
 # --- audits, evaluation, statistics, paper ----------------------------------------------------
 
@@ -569,7 +580,7 @@ class Settings(Section):
         """The tree of a validated config (defaults filled); ConfigError names a bad key."""
         settings = build_section(cls, config, "")
         try:
-            settings.training.train_config("O", 0, settings.agent.temperature)
+            check_run_fields({**settings.training.grpo, "temperature": settings.agent.temperature})
         except ValueError as exc:
             raise ConfigError(f"config: training.grpo: {exc}") from exc
         pool, per_step = settings.training.pool_size, settings.training.grpo.tasks_per_step

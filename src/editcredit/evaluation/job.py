@@ -47,11 +47,11 @@ from editcredit.evaluation.slots import (
     write_slots_parquet,
 )
 from editcredit.grading.grader_identity import study_report_store
+from editcredit.grading.job_setup import graded_setup
 from editcredit.io.atomic import atomic_write_text
 from editcredit.io.provenance import provenance, write_result_json
 from editcredit.io.volatile import is_volatile, write_volatile
 from editcredit.job_settings import EvalModelSettings
-from editcredit.jobs.setup import graded_setup
 from editcredit.layout import eval_job, eval_scope
 from editcredit.protocol.budget import job_guard
 from editcredit.sandbox.limits import GoldTimesBook

@@ -12,16 +12,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from editcredit.config import bound_violation, schema_of
+from editcredit.config import schema_of
 from editcredit.records import ARM_NAMES
-from editcredit.settings import RUN_FIELDS, GrpoSettings
+from editcredit.settings import RUN_FIELDS, GrpoSettings, check_run_fields
 
 LOSS_AGGREGATION_NAMES = tuple(schema_of("training.grpo.loss_aggregation")["enum"])
 ARMS = ARM_NAMES  # the arms of editcredit.records, defined there once
-
-#: Where each field's bounds are declared: ``training.grpo.<field>``, and for the run's own
-#: fields the keys they come from (the arm and the seed have none there).
-BOUNDS = {"temperature": "agent.temperature"}
 
 
 @dataclass(frozen=True)
@@ -44,12 +40,7 @@ class TrainConfig(GrpoSettings):
     def __post_init__(self) -> None:
         from editcredit.rl.losses import POLICY_LOSSES  # lazy: keeps torch out of config import
 
-        for f in fields(self):
-            if f.name in ("arm", "seed"):
-                continue
-            key = BOUNDS.get(f.name, f"training.grpo.{f.name}")
-            why = bound_violation(schema_of(key), getattr(self, f.name))
-            _check(f.name, why is None, why or "")
+        check_run_fields({f.name: getattr(self, f.name) for f in fields(self)})
         _check_choice("arm", self.arm, ARMS)
         _check_choice("policy_loss", self.policy_loss, tuple(sorted(POLICY_LOSSES)))
 

@@ -20,12 +20,12 @@ from typing import Any, cast
 
 import torch
 
+from editcredit.grading.job_setup import GradedSetup, graded_setup
 from editcredit.io.atomic import atomic_write_text
 from editcredit.io.identity import write_identity
 from editcredit.io.provenance import write_result_json
 from editcredit.io.volatile import read_volatile, volatile_sidecar, write_volatile
 from editcredit.job_settings import ControlReplaySettings, SegmentSettings
-from editcredit.jobs.setup import GradedSetup, graded_setup
 from editcredit.layout import control_run_name, parse_run, train_job
 from editcredit.policy.base_job import training_tasks
 from editcredit.policy.devices import bind_gpus
@@ -239,8 +239,8 @@ def rollout_setup(
     models: Mapping[str, Mapping[str, Any]] | None,
     check_base: bool = True,
 ) -> RolloutSetup:
-    """The set-up every graded job shares (:func:`editcredit.jobs.setup.graded_setup`: a base,
-    ``check_base``, checked against its receipt and the pin of ``models`` before anything
+    """The set-up every graded job shares (:func:`editcredit.grading.job_setup.graded_setup`: a
+    base, ``check_base``, checked against its receipt and the pin of ``models`` before anything
     reads it, the recorded gold times read); then the job's device is bound and its pool chosen
     from the eligible tasks (``files.pool``, or the first ``pool_size``), the workers given the
     pool's gold times."""
