@@ -174,6 +174,19 @@ def test_every_package_and_module_has_one_layer():
     )
 
 
+def test_every_package_is_a_regular_package():
+    """setuptools' package finder installs only directories with an ``__init__.py``: a package
+    without one works in the editable checkout and is missing from a built wheel."""
+    missing = [
+        path.parent.relative_to(SRC.parent).as_posix()
+        for path in sorted(SRC.rglob("*.py"))
+        if "minibugs/pool" not in path.as_posix()
+        and "sandbox/guest" not in path.as_posix()
+        and not (path.parent / "__init__.py").exists()
+    ]
+    assert not missing, sorted(set(missing))
+
+
 def test_every_import_goes_down_the_layers():
     level = layer_of()
     wrong = [
