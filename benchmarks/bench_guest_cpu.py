@@ -28,7 +28,7 @@ from pathlib import Path
 from editcredit.config import load_config
 from editcredit.data.freeze import load_tasks
 from editcredit.sandbox.base import TEST_ENV, RunRequest, RunResult, Sandbox
-from editcredit.sandbox.limits import GoldTimes, LimitSettings
+from editcredit.sandbox.limits import GoldTimes, LimitSettings, limit_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -94,7 +94,7 @@ class _Capture(Sandbox):
 def capture(out: Path, tasks: int) -> None:
     config = load_config(ROOT / "config" / "config.yaml")
     settings = {**config["sandbox"]["test_limits"], "measure_gold": False}
-    box = _Capture(out, LimitSettings.from_config(settings))
+    box = _Capture(out, limit_settings(settings))
     for task in load_tasks(ROOT / "data" / "frozen" / "minibugs" / "tasks.parquet")[:tasks]:
         box.gold_times.put(task.instance_id, GoldTimes(0.05, {}))  # the floors
         box.grade(task, task.patch)
