@@ -285,3 +285,86 @@ def test_credit_figures():
     assert figures["multi_bug_queried_blocks"] == 2
     assert figures["multi_bug_share_D_positive"] == figures["multi_bug_share_D_zero"] == 0.5
     assert figures["multi_bug_share_D_negative"] == 0.0
+
+
+@pytest.mark.parametrize("scope", ["file", "function"])
+def test_training_and_the_probe_cut_an_episode_alike(local_sandbox, scope):
+    """The rollout rows' blocks (episode_blocks, by the environment's try_scope) are the
+    probe's cut: by region under function scope, by path under file scope."""
+    from editcredit.agent.rollout import Episode
+    from editcredit.agent.trajectory import block_regions, cut_episode, episode_blocks
+
+    if scope == "function":
+        task = multi_task()
+    else:
+        from taskfactory import make_calc_task
+
+        task = make_calc_task()
+    env = MinibugsEnv(local_sandbox, 16, candidates=True, try_scope=scope)
+    env.reset(task)
+    if scope == "function":
+        search_episode(env, task, random.Random(0), WEIGHTS, 16)
+    else:
+        for k in range(1, min(3, len(env.candidates)) + 1):
+            env.step(f"try {k}")
+    changes = [TurnChanges.from_mapping(t.turn, t.changes) for t in env.turns if t.changes]
+    regions = location_regions(task, env.store) if scope == "function" else None
+    assert (block_regions(task, env) is None) == (scope == "file")
+    expected = edit_blocks(changes, is_default_test_path, regions)
+    got_changes, blocks, selected = episode_blocks(Episode(task, "r:1:t:0", env))
+    assert got_changes == changes and blocks == expected
+    cut = cut_episode(task, env, "r:1:t:0")
+    assert cut.blocks == expected and cut.selected == selected
+    if scope == "function":
+        assert cut_episode(task, env, "r:1:t:0", located=True) == cut
+        assert sum(b.eligible for b in blocks) >= 2
+    if selected is not None:
+        tree = counterfactual_tree(env.tree, selected, changes, env.store, regions)
+        assert cut.counterfactual(env.tree, env.store) == tree
+
+
+@pytest.mark.parametrize("scope", ["file", "function"])
+def test_the_environment_and_the_stop_study_list_the_same_candidates(local_sandbox, scope):
+    from editcredit.agent.candidates import listed_candidates
+
+    for task in (multi_task(), __import__("taskfactory").make_calc_task()):
+        env = MinibugsEnv(local_sandbox, 8, candidates=True, try_scope=scope)
+        env.reset(task)
+        assert env.candidates == listed_candidates(task, scope)
+    with pytest.raises(ValueError, match="try_scope"):
+        listed_candidates(multi_task(), "module")
+
+
+def test_the_stop_study_replays_tries_scoped_to_their_function(local_sandbox):
+    """A multi-bug episode's tries replay in the stop study only with the list its environment
+    showed (agent.try_scope: function)."""
+    from editcredit.stopping.build import checkpoint_rows
+    from editcredit.stopping.points import TrajectoryError
+
+    task = multi_task()
+    env = MinibugsEnv(local_sandbox, 16, candidates=True, try_scope="function")
+    env.reset(task)
+    search_episode(env, task, random.Random(0), WEIGHTS, 16)
+    turns = [t.to_dict() for t in env.turns]
+    row = {
+        "rollout_key": "k0",
+        "turns": json.dumps(turns),
+        "turn_of_token": [t.turn for t in env.turns],
+        "loss_mask": [1] * len(env.turns),
+        "logprobs": [-0.5] * len(env.turns),
+        "end_reason": env.end_reason,
+    }
+    trajs = [{"model": "base", "evalset": "h", "instance_id": task.instance_id, "sample": 0}]
+    trajs[0]["row"] = row
+
+    def grade_many(jobs):
+        return [(None, "") for _ in jobs]
+
+    rows = checkpoint_rows(trajs, {task.instance_id: task}, grade_many, "function")
+    assert rows and rows[-1]["is_end"]
+    final = [r for r in rows if r["is_end"]][0]
+    from editcredit.stopping.points import sha256_text as _sha
+
+    assert final["patch_sha256"] == _sha(env.final_patch())
+    with pytest.raises(TrajectoryError):
+        checkpoint_rows(trajs, {task.instance_id: task}, grade_many, "file")

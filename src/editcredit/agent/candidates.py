@@ -89,6 +89,15 @@ def candidate_fixes(task: Task, every_function: bool = False) -> list[Candidate]
     return located_candidates(task)
 
 
+def listed_candidates(task: Task, try_scope: str) -> list[Candidate]:
+    """The list the environment shows ``task`` under ``agent.try_scope`` (:data:`TRY_SCOPES`):
+    the seed function's candidates ('file') or every seed function's with their locations
+    ('function'). The environment and every replay of its ``try`` actions read this one."""
+    if try_scope not in TRY_SCOPES:
+        raise ValueError(f"try_scope {try_scope!r} is not one of {TRY_SCOPES}")
+    return candidate_fixes(task, try_scope == "function")
+
+
 def located_candidates(task: Task) -> list[Candidate]:
     """The candidates of every seed function of ``task`` with their locations (see
     :func:`candidate_fixes`)."""

@@ -15,8 +15,8 @@ from editcredit.agent.actions import (
 from editcredit.agent.candidates import (
     TRY_SCOPES,
     Candidate,
-    candidate_fixes,
     candidate_listing,
+    listed_candidates,
     seed_functions,
     tree_with,
     tried_at_location,
@@ -135,8 +135,7 @@ class MinibugsEnv(Environment):
         self.begin_episode()
         self.test_runs = 0
         self.infra_failures = 0  # test runs that failed for infrastructure reasons
-        located = self.try_scope == "function"
-        self.candidates = candidate_fixes(task, located) if self.shows_candidates else []
+        self.candidates = listed_candidates(task, self.try_scope) if self.shows_candidates else []
         return self.initial_observation(task)
 
     def initial_observation(self, task: Task) -> str:

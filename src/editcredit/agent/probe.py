@@ -13,7 +13,7 @@ from tqdm import tqdm
 from editcredit.agent.environments import EnvironmentMaker
 from editcredit.agent.reward import terminal_reward
 from editcredit.agent.rollout import Episode, RolloutConfig, run_episodes
-from editcredit.agent.trajectory import episode_blocks, trajectory_row
+from editcredit.agent.trajectory import cut_episode, episode_blocks, trajectory_row
 from editcredit.data.task import Task
 from editcredit.grading.grader import grade_patch
 from editcredit.policy.chat import ChatTemplate
@@ -133,28 +133,19 @@ __all__ = ["episode_blocks", "probe_figures", "rollout_and_grade"]
 
 def located_credit(task: Task, env, rollout_key: str, sandbox, grading_cfg) -> dict[str, Any]:
     """The edit blocks of one finished episode under ``agent.try_scope: function``, cut by
-    region (every seed function's lines, :func:`editcredit.agent.candidates.location_regions`),
-    and the credit of its score-blind selected block: ``D = U(final) - U(counterfactual)``,
-    both graded with the weights of ``grading_cfg`` (None when a grading is unavailable)."""
-    from editcredit.agent.candidates import location_regions
-    from editcredit.agent.edit_blocks import (
-        TurnChanges,
-        counterfactual_tree,
-        edit_blocks,
-        is_default_test_path,
-        select_block,
-    )
+    region (every seed function's lines) by :func:`editcredit.agent.trajectory.cut_episode`,
+    the cut training uses, and the credit of its score-blind selected block:
+    ``D = U(final) - U(counterfactual)``, both graded with the weights of ``grading_cfg``
+    (None when a grading is unavailable)."""
     from editcredit.sandbox.patches import diff_trees
 
-    changes = [TurnChanges.from_mapping(t.turn, t.changes) for t in env.turns if t.changes]
-    regions = location_regions(task, env.store)
-    blocks = edit_blocks(changes, is_default_test_path, regions)
-    selected = select_block(blocks, rollout_key)
+    cut = cut_episode(task, env, rollout_key, located=True)
+    blocks, selected = cut.blocks, cut.selected
     weights = float(grading_cfg["f_weight"]), float(grading_cfg["g_weight"])
     final = grade_patch(task, env.final_patch(), sandbox, *weights)
     d = None
     if selected is not None:
-        tree = counterfactual_tree(env.tree, selected, changes, env.store, regions)
+        tree = cut.counterfactual(env.tree, env.store)
         other = grade_patch(
             task, diff_trees(cast(dict[str, str], task.files), tree), sandbox, *weights
         )

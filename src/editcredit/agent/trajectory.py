@@ -4,21 +4,27 @@ whose keys are the schema's columns)."""
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TypedDict, cast
+from typing import Any, TypedDict, cast
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from editcredit.agent.candidates import location_regions
 from editcredit.agent.edit_blocks import (
+    EditBlock,
+    LineRegions,
     TurnChanges,
+    counterfactual_tree,
     edit_blocks,
     is_default_test_path,
     select_block,
 )
 from editcredit.agent.reward import RewardComponents
 from editcredit.agent.rollout import Episode
+from editcredit.data.task import Task
 from editcredit.grading.grader import GradingReport
 from editcredit.grading.stored_report import stored_report
 
@@ -74,11 +80,46 @@ class TrajectoryRow(TypedDict):
     mask_cause: str  # why a masked rollout is masked ('' when not)
 
 
+@dataclass(frozen=True)
+class EpisodeCut:
+    """An episode's change records cut into edit blocks (METHOD §2), with the score-blind
+    selection and the regions the blocks were judged by (None: by path)."""
+
+    changes: list[TurnChanges]
+    blocks: list[EditBlock]
+    selected: EditBlock | None
+    regions: LineRegions | None
+
+    def counterfactual(self, final_tree: Mapping[str, str], store: Mapping[str, str]):
+        """The final tree with the selected block reverted, by the same regions (METHOD §2)."""
+        if self.selected is None:
+            raise ValueError("no eligible block to revert")
+        return counterfactual_tree(final_tree, self.selected, self.changes, store, self.regions)
+
+
+def block_regions(task: Task, env: Any, located: bool | None = None) -> LineRegions | None:
+    """The regions an episode of ``task`` in ``env`` is cut by: every seed function's lines
+    (:func:`~editcredit.agent.candidates.location_regions`) when its tries are scoped to their
+    function (``located``; by default the environment's ``try_scope``), else None (by path)."""
+    if located is None:
+        located = getattr(env, "try_scope", "file") == "function"
+    return location_regions(task, env.store) if located else None
+
+
+def cut_episode(task: Task, env: Any, rollout_key: str, located: bool | None = None) -> EpisodeCut:
+    """The edit blocks of a finished episode of ``task`` in ``env`` and their score-blind
+    selection, cut by :func:`block_regions` (the one cut of the probe and of training)."""
+    changes = [TurnChanges.from_mapping(t.turn, t.changes) for t in env.turns if t.changes]
+    regions = block_regions(task, env, located)
+    blocks = edit_blocks(changes, is_default_test_path, regions)
+    return EpisodeCut(changes, blocks, select_block(blocks, rollout_key), regions)
+
+
 def episode_blocks(episode: Episode):
-    """Edit blocks of an episode and the score-blind selection (METHOD §2)."""
-    changes = [TurnChanges.from_mapping(t.turn, t.changes) for t in episode.env.turns if t.changes]
-    blocks = edit_blocks(changes, is_default_test_path)
-    return changes, blocks, select_block(blocks, episode.rollout_key)
+    """Edit blocks of an episode and the score-blind selection (METHOD §2), cut as its
+    environment's ``try_scope`` says (:func:`cut_episode`)."""
+    cut = cut_episode(episode.task, episode.env, episode.rollout_key)
+    return cut.changes, cut.blocks, cut.selected
 
 
 def trajectory_row(

@@ -23,6 +23,7 @@ def _call(sm: Any, _settings: None, ctx: JobContext) -> None:
         study=study,
         retries=sm.params.retries,
         config=ctx.provenance_config,
+        try_scope=ctx.settings.agent.try_scope,
     )
 
 

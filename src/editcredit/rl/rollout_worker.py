@@ -17,11 +17,11 @@ from typing import Any, cast
 
 import torch
 
-from editcredit.agent.edit_blocks import counterfactual_tree, credited_turns
+from editcredit.agent.edit_blocks import credited_turns
 from editcredit.agent.environments import environment_factory
 from editcredit.agent.reward import terminal_reward
 from editcredit.agent.rollout import Episode, RolloutConfig, run_episodes
-from editcredit.agent.trajectory import episode_blocks, trajectory_row
+from editcredit.agent.trajectory import cut_episode, episode_blocks, trajectory_row
 from editcredit.data.task import Task
 from editcredit.grading.grader import GradingReport, grade_patch
 from editcredit.grading.stored_report import stored_report
@@ -179,7 +179,7 @@ class RolloutWorker:
         }
 
     def _selection(self, episode: Episode, report: GradingReport) -> CfQuery:
-        _, _, selected = episode_blocks(episode)
+        _, _, selected = episode_blocks(episode)  # by region when tries are scoped to functions
         return {
             "rollout_key": episode.rollout_key,
             "selected_block": None if selected is None else selected.index,
@@ -206,11 +206,13 @@ class RolloutWorker:
         if not query_decision(episode.rollout_key, job.query_rate):
             query["reason"] = CreditReason.NOT_QUERIED.value
             return
-        changes, _, selected = episode_blocks(episode)
         # the environments that select blocks hold their tree and its store, which the
         # Environment protocol does not name
         env: Any = episode.env
-        tree = counterfactual_tree(env.tree, selected, changes, env.store)
+        # cut as the rollout row's blocks were: by region under agent.try_scope: function, and
+        # only the selected block's regions restored then
+        cut = cut_episode(episode.task, env, episode.rollout_key)
+        tree = cut.counterfactual(env.tree, env.store)
         patch_of = getattr(env, "patch_of", None)  # environments over images diff their base
         # a task without files (an image's) is played in an environment with patch_of
         patch = (

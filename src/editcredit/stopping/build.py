@@ -22,7 +22,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from editcredit.agent.candidates import candidate_fixes
+from editcredit.agent.candidates import listed_candidates
 from editcredit.data.freeze import load_tasks
 from editcredit.data.task import Task
 from editcredit.evaluation.sandboxes import INFRA_ERRORS
@@ -168,8 +168,11 @@ def checkpoint_rows(
     trajectories: Sequence[Mapping[str, Any]],
     tasks: Mapping[str, Task],
     grade_many: Callable[[list[tuple[Task, str]]], list[tuple[int | None, str]]],
+    try_scope: str = "file",
 ) -> list[dict[str, Any]]:
-    """Rows of checkpoints.parquet: decision points with features, graded once per tree."""
+    """Rows of checkpoints.parquet: decision points with features, graded once per tree.
+    ``try_scope`` (``agent.try_scope``) says which candidate list the environment showed, and
+    so what a recorded ``try`` wrote (:func:`~editcredit.agent.candidates.listed_candidates`)."""
     staged = []
     unique: dict[tuple[str, str], tuple[Task, str]] = {}
     for traj in trajectories:
@@ -184,7 +187,7 @@ def checkpoint_rows(
             row["loss_mask"],
             row["logprobs"],
             where,
-            candidate_fixes(task),
+            listed_candidates(task, try_scope),
         )
         for p in points:
             key = (task.instance_id, tree_sha256(p.tree))
@@ -247,8 +250,10 @@ def checkpoints_job(
     study: str = "stop",
     budget_dir: str | Path = DEFAULT_RECEIPT_DIR,
     gold_times: Sequence[str] = (),
+    try_scope: str = "file",
 ) -> dict[str, Any]:
     """Write ``results/stop/{model}/checkpoints.parquet`` and its receipt (``.json`` beside).
+    ``try_scope``: the ``agent.try_scope`` the trajectories were played under.
 
     Each tree is graded as the evaluation grades a final patch: held to the tests' recorded
     gold times (``gold_times``: the control rule's per-task directories; a task without them is
@@ -277,7 +282,7 @@ def checkpoints_job(
             return grade_trees(jobs, grader, guard, retries, int(sandbox["workers"]), progress)
 
     try:
-        rows = checkpoint_rows(trajectories, tasks, grade_many)
+        rows = checkpoint_rows(trajectories, tasks, grade_many, try_scope)
     finally:
         if pool is not None:
             pool.close()
