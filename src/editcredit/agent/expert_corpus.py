@@ -160,15 +160,30 @@ def search_corpus(
 
 
 def seed_identifiers(task: Task) -> list[str]:
-    """The seed function's name, then its parameters and local names of two or more
-    characters (what renaming augmentation may change)."""
-    module, _, function = task.meta["seed_function"].partition(".")
-    names = [function]
+    """The seed functions' names (a single-bug task's ``meta.seed_function``, or each bug's
+    function of a multi-bug task's ``meta.seed_functions``, in that order), then each one's
+    parameters and local names of two or more characters (what renaming augmentation may
+    change); a function whose file the task lacks or cannot parse gives its name alone."""
+    from editcredit.agent.candidates import seed_functions
+
+    located = seed_functions(task)
+    names = [function for _, function in located]
+    for path, function in located:
+        for name in _local_names(task, path, function):
+            if name not in names:
+                names.append(name)
+    return names
+
+
+def _local_names(task: Task, path: str, function: str) -> list[str]:
+    """Parameters and stored names of two or more characters, not builtins, of top-level
+    ``function`` in ``path`` of ``task``'s files, in walk order."""
     try:
         # a task without inline files raises TypeError here, caught below
-        tree = ast.parse(cast(dict[str, str], task.files)[f"{module}.py"])
+        tree = ast.parse(cast(dict[str, str], task.files)[path])
     except (KeyError, SyntaxError, TypeError):
-        return names
+        return []
+    names: list[str] = []
     for node in tree.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == function:
             for sub in ast.walk(node):
