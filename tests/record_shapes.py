@@ -1,6 +1,7 @@
 """A check that a written record has the shape of its TypedDict: the same keys in the same order
 (so the record's bytes are the writer's), recursively through nested records, lists and maps.
-NotRequired keys are not told apart: pass a record that holds them all."""
+A key that is not required (a ``total=False`` part) may be missing; where present it keeps its
+place."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ def assert_record(value: Any, record: Any, where: str = "record", *, ordered: bo
     """Fail, naming the place, unless ``value`` fits the annotation ``record``.
 
     A TypedDict's value must have exactly its keys, in declaration order (in any order with
-    ``ordered=False``: a file written with sorted keys, as ``write_result_json`` writes them);
+    ``ordered=False``: a file written with sorted keys, as ``write_result_json`` writes them),
+    less any of its keys that are not required;
     ``X | None`` takes
     None; ``list[X]`` and ``dict[str, X]`` check each item. Scalars are not checked (the writer's
     own tests hold their values).
@@ -21,11 +23,14 @@ def assert_record(value: Any, record: Any, where: str = "record", *, ordered: bo
     if is_typeddict(record):
         assert isinstance(value, dict), f"{where}: {type(value).__name__}, not a dict"
         hints = get_type_hints(record)
+        missing = sorted(set(record.__required_keys__) - set(value))
+        assert not missing, f"{where}: missing required keys {missing}"
         keys = list(value) if ordered else sorted(value)
-        want = list(hints) if ordered else sorted(hints)
+        present = [k for k in hints if k in value]
+        want = present if ordered else sorted(present)
         assert keys == want, f"{where}: keys {keys} != {want}"
-        for key, hint in hints.items():
-            assert_record(value[key], hint, f"{where}.{key}", ordered=ordered)
+        for key in present:
+            assert_record(value[key], hints[key], f"{where}.{key}", ordered=ordered)
         return
     origin = get_origin(record)
     if origin in (typing.Union, types.UnionType):

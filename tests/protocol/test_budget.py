@@ -57,3 +57,20 @@ def test_spend_of_earlier_segments_counts(tmp_path):
 def test_malformed_budgets_are_refused(cfg):
     with pytest.raises(ValueError, match="budget"):
         Budget.from_mapping(cfg, where="budgets.run")
+
+
+def test_the_ledger_and_a_stop_receipt_are_their_records(tmp_path):
+    from record_shapes import assert_record
+
+    from editcredit.protocol.budget import BudgetLedger, BudgetStopReceipt, split_ledger
+
+    guard = BudgetGuard("O-s42", Budget.from_mapping({"steps": 1}), receipt_dir=tmp_path)
+    guard.check(1)
+    guard.add(STEP)
+    assert_record(guard.ledger(), BudgetLedger)
+    kept, timed = split_ledger(guard.ledger())
+    assert_record(kept, BudgetLedger)
+    assert list(timed) == ["wall_seconds", "gpu_hours"] and "wall_seconds" not in kept["spent"]
+    with pytest.raises(BudgetExceeded) as exc:
+        guard.check(2)
+    assert_record(json.loads(exc.value.receipt.read_text()), BudgetStopReceipt, ordered=False)

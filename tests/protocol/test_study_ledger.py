@@ -79,6 +79,13 @@ def test_the_study_cap_counts_every_job_and_stops_the_one_that_would_cross_it(tm
     with pytest.raises(BudgetExceeded, match="the study's spend") as err:
         second.check("grading 2")  # 6 > 5, though this job spent only 2
     receipt = json.loads(err.value.receipt.read_text())
+    from record_shapes import assert_record
+
+    from editcredit.protocol.budget import BudgetLedger, BudgetStopReceipt
+
+    assert_record(receipt, BudgetStopReceipt, ordered=False)
+    assert "study" in receipt
+    assert_record(second.ledger(), BudgetLedger)
     assert receipt["scope"] == "stop-M-s42"
     assert receipt["spent"]["gradings"] == 2  # the job's own spend
     assert receipt["study"]["spent"]["gradings"] == 5  # every job's

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 from jobfactory import job_settings
 from policyfactory import toy_tasks
+from record_shapes import assert_record
 
 from editcredit.data.freeze import write_parquet
 from editcredit.job_settings import PoolJobSettings
@@ -23,7 +24,7 @@ from editcredit.rl.pool import (
     screen_counts,
     screened_pool,
 )
-from editcredit.rl.pool_job import PoolJob, training_pool_job
+from editcredit.rl.pool_job import PoolJob, PoolRecord, training_pool_job
 from editcredit.rl.train_job import pool_tasks
 
 
@@ -148,6 +149,7 @@ def test_without_a_screen_the_pool_is_the_first_tasks_and_no_base_is_read(tmp_pa
     record = training_pool_job(job, settings, gpus=0, threads=1, config={"test": True})
     ids = [t.instance_id for t in toy_tasks(5)]
     assert record["pool"] == pool_of_size(ids, 2)
+    assert_record(record, PoolRecord)
     assert "screen" not in record and "candidates" not in record
     assert json.loads(Path(job.out).read_text())["pool"] == pool_of_size(ids, 2)
     assert pd.read_parquet(job.screen).empty
@@ -185,6 +187,10 @@ def test_the_screened_pool_and_its_counts_are_recorded(tmp_path, suite, monkeypa
         job, job_settings(PoolJobSettings, SCREEN), gpus=0, threads=1, config={"test": True}
     )
     cands = pool_of_size([t.instance_id for t in toy_tasks(5)], 4)
+    assert_record(record, PoolRecord)
+    written = json.loads(Path(job.out).read_text())
+    written.pop("provenance")  # write_result_json's block beside the record
+    assert_record(written, PoolRecord, ordered=False)
     assert record["pool"] == [cands[1], cands[3]]
     assert [c["solved"] for c in record["candidates"]] == [3, 1, 0, 2]
     assert record["screen"] == {"candidates": 4, "samples": 3, "seed": 4242}
@@ -246,4 +252,5 @@ def test_a_pool_that_holds_every_eligible_task_is_not_screened(tmp_path, size):
     settings = job_settings(PoolJobSettings, {**SCREEN, "training.pool_size": size})
     record = training_pool_job(job, settings, gpus=0, threads=1, config={"test": True})
     assert record["pool"] == pool_of_size([t.instance_id for t in toy_tasks(3)], 0)
+    assert_record(record, PoolRecord)
     assert "candidates" not in record and record["screen_skipped"]

@@ -13,13 +13,18 @@ import pytest
 import torch
 from jobfactory import run_segment
 from policyfactory import tiny_qwen2, toy_tasks
+from record_shapes import assert_record
 from taskfactory import CONFIG
 
 from editcredit.rl import segment as seg
 from editcredit.rl.config import TrainConfig
 from editcredit.rl.gates import (
     EARLY_UPDATES,
+    FirstSegmentGate,
+    UpdateCheck,
     UpdateGateFailed,
+    UpdateGateFailure,
+    UpdateGateRecord,
     first_segment_gate,
     gated_update,
     update_check,
@@ -58,6 +63,7 @@ def _metrics(credit_rollouts=4, loss=0.1, grad_norm=0.5, cf_nonzero=3) -> dict:
 )
 def test_update_check_names_each_failed_check(metrics, moved, failed):
     check = update_check(2, metrics, moved)
+    assert_record(check, UpdateCheck)
     assert sorted(k for k, ok in check["checks"].items() if not ok) == sorted(failed)
     assert check["passed"] is (not failed)
     assert check["step"] == 2 and check["moved_tensors"] == moved
@@ -132,6 +138,7 @@ def test_a_bad_early_update_stops_a_long_segment_at_once(monkeypatch, base, tmp_
         _run(monkeypatch, base, tmp_path, "M", 0, 10, {}, fake)
     assert fake.steps == list(range(1, bad_step + 1))  # not after the segment's tenth step
     record = err.value.record
+    assert_record(record, UpdateGateFailure)
     assert record["failed_step"] == bad_step
     assert [u["step"] for u in record["update_gate"]["updates"]] == list(range(1, bad_step + 1))
     assert record["update_gate"]["passed"] is False
@@ -150,6 +157,8 @@ def test_good_early_updates_are_a_receipt_in_the_segments_they_fall_in(monkeypat
     fake, receipt, saved = _run(monkeypatch, base, tmp_path, "M", 0, 10, {})
     assert fake.steps == list(range(1, 11)) and saved == [tmp_path / "out"]
     gate = receipt["update_gate"]
+    assert_record(gate, UpdateGateRecord)
+    assert_record(receipt["first_segment_gate"], FirstSegmentGate)
     assert gate["passed"] and [u["step"] for u in gate["updates"]] == [1, 2, 3]
     assert receipt["first_segment_gate"]["checks"]["early_updates"]
     # a segment of two steps: the first holds updates 1 and 2, the next one update 3

@@ -31,7 +31,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from editcredit.io.atomic import atomic_write_text
 from editcredit.layout import BUDGET_DIR, SPEND_RECORDS, study_ledger
@@ -43,6 +43,46 @@ DEFAULT_RECEIPT_DIR = Path(BUDGET_DIR)
 STEP = "step"
 #: a grading checked on its own (beside an evaluation's batches): it counts no step
 GRADING = "grading"
+
+
+class StudySpend(TypedDict):
+    """What a study's jobs spent together, in a guard's ledger when its caps are the study's."""
+
+    ledger: str  # the study's ledger file (logs/budgets/{study}.ledger.jsonl)
+    spent: dict[str, float]  # every job's spend, by cost key
+    infra_failures: int  # every job's attempts that failed on infrastructure
+    attempt: str  # this job attempt's name in the ledger (host, pid, random)
+
+
+class _BudgetLedgerCore(TypedDict):
+    scope: str  # the job the guard guards (e.g. ``O-s42``, ``control-s42``)
+    budget: dict[str, float]  # the caps, by cost key (0: uncapped)
+    spent: dict[str, float]  # this job's spend, by cost key (a receipt may drop the timed ones)
+    infra_failures: int  # this job's attempts that failed on infrastructure, apart
+
+
+class BudgetLedger(_BudgetLedgerCore, total=False):
+    """A guard's budget beside its spend (:meth:`BudgetGuard.ledger`): in a job's receipt (its
+    timed costs split off, :func:`split_ledger`), a spend record and a stop receipt."""
+
+    study: StudySpend  # with a study's shared ledger
+
+
+class CrossedCap(TypedDict):
+    """A cap the next unit would cross: the cap, the spend so far and the spend after it."""
+
+    cap: float
+    spent: float
+    projected: float
+
+
+class BudgetStopReceipt(BudgetLedger):
+    """The receipt of a stop (``logs/budgets/{scope}-{time}-{pid}.json``, sorted keys): the
+    ledger, the unit it stopped before and the caps that unit would cross."""
+
+    stopped_before_step: int | str  # the step's number, or the unit's name (``grading 3``)
+    unit: str  # the unit's kind (:data:`STEP`, :data:`GRADING`, ...)
+    crossed: dict[str, CrossedCap]  # by cost key
 
 
 def _steps_of(unit: str) -> float:
@@ -214,7 +254,7 @@ class BudgetGuard:
                 raise BudgetExceeded(*self._stopped)
             spent, _ = self.counted()
             projected = self.projected(unit, spent)
-            crossed = {
+            crossed: dict[str, CrossedCap] = {
                 k: {"cap": cap, "spent": spent[k], "projected": projected[k]}
                 for k, cap in self.budget.capped().items()
                 if projected[k] > cap
@@ -273,9 +313,9 @@ class BudgetGuard:
             seconds, self._lap = now - self._lap, now
             return seconds
 
-    def ledger(self) -> dict[str, Any]:
+    def ledger(self) -> BudgetLedger:
         """Budget beside measured spend, and infrastructure failures apart."""
-        out = {
+        out: BudgetLedger = {
             "scope": self.scope,
             "budget": dict(self.budget.caps),
             "spent": dict(self.spent),
@@ -291,7 +331,7 @@ class BudgetGuard:
             }
         return out
 
-    def _write_receipt(self, step, unit: str, crossed) -> Path:
+    def _write_receipt(self, step: int | str, unit: str, crossed: dict[str, CrossedCap]) -> Path:
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         safe = self.scope.replace("/", "_")
         path = self.receipt_dir / f"{safe}-{stamp}-{os.getpid()}.json"
@@ -299,7 +339,12 @@ class BudgetGuard:
         while path.exists():  # a receipt is never overwritten
             path = self.receipt_dir / f"{safe}-{stamp}-{os.getpid()}-{n}.json"
             n += 1
-        body = {**self.ledger(), "stopped_before_step": step, "unit": unit, "crossed": crossed}
+        body: BudgetStopReceipt = {
+            **self.ledger(),
+            "stopped_before_step": step,
+            "unit": unit,
+            "crossed": crossed,
+        }
         atomic_write_text(path, json.dumps(body, indent=2, sort_keys=True) + "\n")
         return path
 
@@ -357,7 +402,7 @@ def write_spend_record(guard: BudgetGuard, directory: str | Path = SPEND_RECORDS
 TIMED_COSTS = ("wall_seconds", "gpu_hours")
 
 
-def split_ledger(ledger: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, float]]:
+def split_ledger(ledger: BudgetLedger) -> tuple[BudgetLedger, dict[str, float]]:
     """A ledger (:meth:`BudgetGuard.ledger`) without its time spent, and that time spent
     (:data:`TIMED_COSTS`), so that a rebuilt result writes the same bytes."""
     spent = dict(ledger["spent"])

@@ -7,7 +7,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypedDict, cast
 
 from editcredit.agent.trajectory import TrajectoryRow, write_trajectories
 from editcredit.audit.base_pin import guard_base
@@ -16,6 +16,39 @@ from editcredit.io.volatile import write_volatile
 from editcredit.job_settings import PoolJobSettings
 from editcredit.policy.base_job import training_tasks
 from editcredit.rl.pool import SCREEN_KEY, screen_candidates, screen_counts, screened_pool
+
+
+class ScreenedCandidate(TypedDict):
+    """A candidate of the screen and its unmasked episodes (:func:`screen_counts`)."""
+
+    instance_id: str
+    episodes: int  # its unmasked episodes
+    solved: int  # ... that resolved it (Y 1)
+
+
+class _PoolHead(TypedDict):
+    pool_size: int  # config training.pool_size (0: every eligible task)
+
+
+class _PoolScreen(_PoolHead, total=False):
+    screen: dict[
+        str, int
+    ]  # the screen's settings (training.pool_screen: candidates, samples, seed)
+    candidates: list[ScreenedCandidate]  # in candidate order
+    base_check: dict[str, Any]  # the screening base's check (audit.base_pin.check_base)
+    screen_skipped: str  # why no screen ran, where one was configured
+
+
+class _PoolBody(_PoolScreen):
+    pool: list[str]  # the pool's task ids, in pool order
+
+
+class PoolRecord(_PoolBody, total=False):
+    """``results/training/pool.json`` (written with sorted keys), in the order the job builds
+    it: the size, the screen (its settings, candidates and base check) or why it was skipped,
+    the pool, and the quarantine it excluded."""
+
+    quarantined: dict[str, str]  # task -> why config training.quarantine excludes it
 
 
 @dataclass(frozen=True)
@@ -76,7 +109,7 @@ def training_pool_job(
     threads: int,
     config: Mapping[str, Any],
     models: Mapping[str, Mapping[str, Any]] | None = None,
-) -> dict[str, Any]:
+) -> PoolRecord:
     """Rule training_pool: the candidates, the screen (when ``pool_screen.samples``) and the
     pool, with a receipt naming the base policy that screened them. ``models`` are the
     configured models (their ``receipt_sha256`` pins the screening base); ``config`` is hashed
@@ -85,7 +118,8 @@ def training_pool_job(
     quarantine = dict(settings.quarantine or {})
     eligible = training_tasks(job.tasks, job.controls, quarantine)
     screen = settings.pool_screen
-    record: dict[str, Any] = {"pool_size": int(settings.pool_size)}
+    # the pool, required, is added once chosen below
+    record: PoolRecord = {"pool_size": int(settings.pool_size)}  # type: ignore[typeddict-item]
     inputs = [job.tasks] + ([job.controls] if job.controls else [])
     known = {}
     rows: list[dict[str, Any]] = []
@@ -102,7 +136,10 @@ def training_pool_job(
         counts = screen_counts(rows)
         pool = screened_pool(ids, counts, size)
         record["screen"] = screen.to_dict()
-        record["candidates"] = [{"instance_id": i, **counts[i]} for i in ids]
+        record["candidates"] = [
+            {"instance_id": i, "episodes": counts[i]["episodes"], "solved": counts[i]["solved"]}
+            for i in ids
+        ]
         inputs.insert(0, job.base_model)
         if base_check is not None:
             record["base_check"] = base_check

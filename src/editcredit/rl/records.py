@@ -19,6 +19,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from editcredit.agent.trajectory import TRAJECTORY_SCHEMA, TrajectoryRow
+from editcredit.protocol.budget import BudgetLedger
+from editcredit.rl.gates import FirstSegmentGate, UpdateGateRecord
 
 ROLLOUT_SCHEMA = TRAJECTORY_SCHEMA.append(pa.field("step", pa.int32())).append(
     pa.field("sample", pa.int16())
@@ -73,8 +75,6 @@ class CfQuery(TypedDict):
     reason: str  # a records.CreditReason value: why no D ('' while it may have one)
     cf_patch: str | None  # the counterfactual tree as a patch (None when not sent)
     cf_report: str | None  # JSON: its grading report, as stored_report (None when not sent)
-    truth: list[float] | None  # per token, the known truth of its block for the truth control
-    # T (agent.episode_truth.played_truth: +1 fix, -1 harmful, 0 else); None for other arms
 
 
 class PhaseSeconds(TypedDict):
@@ -201,9 +201,9 @@ class SegmentReceipt(_SegmentReceiptCore, total=False):
     the job moves it to the segment's volatile sidecar.
     """
 
-    budget: dict[str, Any]  # the budget's ledger when one guards the run
-    update_gate: dict[str, Any]  # the checks of the run's first updates
-    first_segment_gate: dict[str, Any]  # METHOD §5's gate (the run's first segment)
+    budget: BudgetLedger  # the budget's ledger when one guards the run (no timed costs)
+    update_gate: UpdateGateRecord  # the checks of the run's first updates
+    first_segment_gate: FirstSegmentGate  # METHOD §5's gate (the run's first segment)
     volatile: dict[str, Any]  # wall times and budget time (the sidecar's)
     quarantined: dict[str, str]  # task -> why the pool quarantined it
     pool: list[str]  # the training pool's task ids

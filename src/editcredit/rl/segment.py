@@ -32,9 +32,9 @@ from editcredit.records import CreditReason
 from editcredit.rl.advantages import weigh_negative
 from editcredit.rl.checkpoint import load_state, save_segment, seed_rng
 from editcredit.rl.config import TrainConfig
-from editcredit.rl.credit import queries_cf, reads_truth
+from editcredit.rl.credit import ARM_QUERIES_CF
 from editcredit.rl.cursor import DataCursor
-from editcredit.rl.gates import first_segment_gate, update_gate
+from editcredit.rl.gates import UpdateCheck, first_segment_gate, update_gate
 from editcredit.rl.health import HealthMonitor
 from editcredit.rl.records import (
     CREDIT_SCHEMA,
@@ -133,9 +133,8 @@ def play_step(
             by_id[i],
             cfg.group_size,
             group_seed(cfg.seed, step, i),
-            queries_cf(cfg.arm),
+            ARM_QUERIES_CF[cfg.arm],
             cfg.query_rate,
-            reads_truth(cfg.arm),
         )
         for i in ids
     ]
@@ -293,7 +292,7 @@ def segment_receipt(
     changed: int,
     device: torch.device,
     budget: BudgetGuard | None = None,
-    updates: list[dict[str, Any]] | None = None,
+    updates: list[UpdateCheck] | None = None,
 ) -> SegmentReceipt:
     """The segment's receipt: its steps, changed tensors, alerts, the budget's ledger when one
     guards the run, the checks of the run's first updates that fell in this segment

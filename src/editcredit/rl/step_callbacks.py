@@ -20,13 +20,13 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import torch
 
 from editcredit.protocol.budget import BudgetGuard
 from editcredit.rl.config import TrainConfig
-from editcredit.rl.gates import enforce_update_gate, gated_update, update_check
+from editcredit.rl.gates import UpdateCheck, enforce_update_gate, gated_update, update_check
 from editcredit.rl.scalars import ScalarLog
 from editcredit.storage.monitor import StorageMonitor
 
@@ -126,7 +126,7 @@ class UpdateGate(Callback):
     run: str
     arm: str
     seed: int
-    updates: list[dict[str, Any]] = field(default_factory=list)
+    updates: list[UpdateCheck] = field(default_factory=list)
     _before: dict[str, torch.Tensor] | None = field(default=None, init=False, repr=False)
 
     def on_step_begin(self, state: StepState) -> None:
@@ -194,6 +194,6 @@ def budget_of(callbacks: Sequence[StepCallback]) -> BudgetGuard | None:
     return guards[0] if guards else None
 
 
-def updates_of(callbacks: Sequence[StepCallback]) -> list[dict[str, Any]]:
+def updates_of(callbacks: Sequence[StepCallback]) -> list[UpdateCheck]:
     """The early updates the callbacks' gate checked (none: no gate)."""
     return [u for c in callbacks if isinstance(c, UpdateGate) for u in c.updates]

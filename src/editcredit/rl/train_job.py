@@ -51,8 +51,10 @@ class GateFailed(RuntimeError):
     """The first-segment gate stopped the run (METHOD §5)."""
 
 
-def _gate_receipt(gate_dir: str, run: str, record: dict[str, Any]) -> Path:
-    """A failed gate's receipt, never overwritten: a new try gets a new name (METHOD §11)."""
+def _gate_receipt(gate_dir: str, run: str, record: Mapping[str, Any]) -> Path:
+    """A failed gate's receipt, never overwritten: a new try gets a new name (METHOD §11).
+    ``record`` is an early update's :class:`~editcredit.rl.gates.UpdateGateFailure`, or the
+    first segment's receipt with its volatile facts."""
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     path = Path(gate_dir) / f"{run}-{stamp}-{os.getpid()}.json"
     atomic_write_text(path, json.dumps(record, indent=2, sort_keys=True) + "\n")
