@@ -12,12 +12,15 @@ The job registers :func:`segment_callbacks`: the storage guard, the budget guard
 update gate and the live scalars, in that order. So before a step the disk is read, then the
 budget checked, then the parameters copied for the gate; after it the scalars are written,
 then the gate decides, then the budget adds the step's cost.
+
+The no-learning control (:func:`editcredit.rl.control.replay_control`) replays steps with no
+trainer: it registers the budget guard alone, with the replay's cost of a step.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -37,11 +40,12 @@ if TYPE_CHECKING:
 
 @dataclass
 class StepState:
-    """What a callback sees of a step: its number, the trainer, the segment's metrics rows so
-    far and, once the step has run, its records (None before)."""
+    """What a callback sees of a step: its number, the trainer (None in a replay, which trains
+    nothing), the segment's metrics rows so far and, once the step has run, its records (None
+    before)."""
 
     step: int
-    trainer: Trainer
+    trainer: Trainer | None
     metrics: list[MetricsRow]
     records: StepRecords | None = None
 
@@ -50,6 +54,25 @@ class StepState:
         if self.records is None:
             raise RuntimeError(f"step {self.step}: no records before the step has run")
         return self.records
+
+    def training(self) -> Trainer:
+        """The trainer of the step (a hook that needs the parameters: a training step)."""
+        if self.trainer is None:
+            raise RuntimeError(f"step {self.step}: no trainer (a replayed step)")
+        return self.trainer
+
+
+#: a step's spend against a budget and its attempts that failed on infrastructure, from the
+#: step's state once it has run and its wall seconds
+StepCost = Callable[[StepState, float], tuple[dict[str, float], int]]
+
+
+def training_step_cost(state: StepState, seconds: float) -> tuple[dict[str, float], int]:
+    """A training step's cost (:func:`editcredit.rl.segment.step_cost` of its records)."""
+    from editcredit.rl.segment import step_cost
+
+    records = state.done()
+    return step_cost(records.rows, records.ledger, records.metrics, seconds)
 
 
 class StepCallback(Protocol):
@@ -98,9 +121,11 @@ class StorageGuard(Callback):
 class BudgetStepGuard(Callback):
     """Checks each step against the run's budget before it runs (a cap the step would cross
     raises :class:`~editcredit.protocol.budget.BudgetExceeded` with its receipt) and adds its
-    cost (:func:`editcredit.rl.segment.step_cost`, with its wall seconds) once it has run."""
+    cost (``cost``, with its wall seconds: :func:`training_step_cost` for a training step) once
+    it has run."""
 
     guard: BudgetGuard
+    cost: StepCost = training_step_cost
     _started: float = field(default=0.0, init=False, repr=False)
 
     def on_step_begin(self, state: StepState) -> None:
@@ -108,11 +133,8 @@ class BudgetStepGuard(Callback):
         self._started = time.monotonic()
 
     def on_step_end(self, state: StepState) -> None:
-        from editcredit.rl.segment import step_cost
-
-        records = state.done()
         wall = time.monotonic() - self._started
-        self.guard.add(*step_cost(records.rows, records.ledger, records.metrics, wall))
+        self.guard.add(*self.cost(state, wall))
 
 
 @dataclass
@@ -131,12 +153,12 @@ class UpdateGate(Callback):
 
     def on_step_begin(self, state: StepState) -> None:
         gated = gated_update(self.arm, state.step)
-        self._before = state.trainer.snapshot() if gated else None
+        self._before = state.training().snapshot() if gated else None
 
     def on_step_end(self, state: StepState) -> None:
         if self._before is None:
             return
-        moved = state.trainer.moved_since(self._before)
+        moved = state.training().moved_since(self._before)
         self.updates.append(update_check(state.step, state.done().metrics, moved))
         self._before = None
         enforce_update_gate(self.run, self.arm, self.seed, self.updates, state.metrics)
