@@ -40,6 +40,7 @@ LONG: tuple[str, ...] = (
     "tests/rl/test_segment_budget.py",
     "tests/rl/test_control_budget.py",
     "tests/rl/test_storage.py::test_a_real_segment_stops_before_the_step_that_finds_too_few_inodes",
+    "tests/agent/test_truth_control_segment.py",
     "tests/replay/test_replay_docker.py",
 )
 
