@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
-import pytest
+import json
 
-from editcredit.evaluation.journal import Journal, JournalError, open_journal
+import pytest
+from record_shapes import assert_record
+
+from editcredit.evaluation.journal import (
+    Journal,
+    JournalError,
+    JournalHeader,
+    JournalLine,
+    open_journal,
+)
 from editcredit.evaluation.sandboxes import FaultySandbox
 from editcredit.evaluation.slots import Attempt
 
@@ -23,6 +32,11 @@ def test_replay_returns_the_attempts_by_slot_in_order(tmp_path):
     again = Journal(tmp_path, {"a": 1}).replay()
     assert [a.kind for a in again[("t", 0)]] == ["generate", "grade"]
     assert [a.kind for a in again[("t", 1)]] == ["generate"]
+    first, *rest = [json.loads(x) for x in j.path.read_text().splitlines()]
+    assert_record(first, JournalHeader)
+    assert first["header"] == {"a": 1} and first["key"] == j.key
+    assert_record(rest, list[JournalLine])
+    assert len(rest) == 3
 
 
 def test_a_torn_last_line_is_skipped_and_the_next_append_starts_a_new_line(tmp_path):

@@ -6,9 +6,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from record_shapes import assert_record
 from taskfactory import REPO as _REPO
 
-from editcredit.report.costs import cost_rows, read_benchmark
+from editcredit.report.costs import BenchmarkTimes, CostRow, cost_rows, read_benchmark
 from editcredit.report.paper import TexMissingError, build_pdf, log_warnings
 
 REPO = Path(_REPO)
@@ -64,8 +65,11 @@ def test_benchmark_na_values(tmp_path):
         header + "1.0\t0:00:01\t50\t1\t1\t1\t1\t1\t1\t0.5\n"
     )
     assert read_benchmark(bench / "x.tsv") == {"s": 3.0, "cpu_time": 3.0, "max_rss": 100.0}
+    assert_record(read_benchmark(bench / "x.tsv"), BenchmarkTimes)
     rows, total = cost_rows(
         tmp_path / "bench", sorted((tmp_path / "bench").rglob("*.tsv")), {"rule_a": 2}
     )
+    assert_record(rows, list[CostRow])
+    assert_record(total, CostRow)
     assert [r["rule"] for r in rows] == ["rule_a", "rule_b"]
     assert rows[0]["gpu_s"] == 6.0 and total["wall_s"] == 4.0 and total["peak_mib"] == 100.0

@@ -20,7 +20,7 @@ import os
 import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from editcredit.data.task import canonical_json
 from editcredit.evaluation.slots import Attempt
@@ -31,6 +31,22 @@ JOURNAL_NAME = "journal.jsonl"
 GRADER_KEY = "grader"
 #: the choices of ``evaluation.on_grader_change``
 ON_GRADER_CHANGE = ("new_journal", "refuse")
+
+
+class JournalHeader(TypedDict):
+    """A journal's first line: the identity it was started with, and that identity's key."""
+
+    # the identity, open here: the journal keeps whatever mapping its writer names it by
+    # (evaluation.job.journal_identity: the plan slice, the model's hash, the settings' sections
+    # as configured, the seed, the grader's identity), and compares it whole
+    header: dict[str, Any]
+    key: str  # journal_key(header): the sha256 of its canonical JSON
+
+
+class JournalLine(TypedDict):
+    """Every later line: one attempt (:class:`~editcredit.evaluation.slots.Attempt`'s JSON)."""
+
+    attempt: dict[str, Any]
 
 
 class JournalError(ValueError):
@@ -53,7 +69,8 @@ class Journal:
         self._lock = threading.Lock()
         self.dir.mkdir(parents=True, exist_ok=True)
         if not self.path.exists() or self.path.stat().st_size == 0:
-            self._write_lines([json.dumps({"header": self.identity, "key": self.key})])
+            head: JournalHeader = {"header": self.identity, "key": self.key}
+            self._write_lines([json.dumps(head)])
         else:
             self._repair_tail()
             first = self.path.open(encoding="utf-8").readline()
@@ -85,7 +102,8 @@ class Journal:
 
     def append(self, attempts: Iterable[Attempt]) -> None:
         """Record attempts (one line each, durable before this returns)."""
-        self._write_lines(json.dumps({"attempt": a.model_dump(mode="json")}) for a in attempts)
+        lines: list[JournalLine] = [{"attempt": a.model_dump(mode="json")} for a in attempts]
+        self._write_lines(json.dumps(line) for line in lines)
 
     def replay(self) -> dict[tuple[str, int], list[Attempt]]:
         """Every recorded attempt by slot, in order; indices must run 0, 1, 2, ... per slot."""

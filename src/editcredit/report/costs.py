@@ -17,9 +17,28 @@ import csv
 import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 __all__ = ["cost_rows", "read_benchmark", "rule_of"]
+
+
+class BenchmarkTimes(TypedDict):
+    """One job's Snakemake benchmark, each the mean over its repeats (None: not measured)."""
+
+    s: float | None  # wall seconds
+    cpu_time: float | None  # CPU seconds
+    max_rss: float | None  # peak resident memory, MiB
+
+
+class CostRow(TypedDict):
+    """One row of the cost table: a rule's jobs summed (or the ``total`` row, over the rules)."""
+
+    rule: str  # the rule, or ``total``
+    jobs: int  # its benchmarked jobs
+    wall_s: float | None  # wall seconds, summed (None: none measured)
+    cpu_s: float | None  # CPU seconds, summed
+    gpu_s: float  # GPU seconds: wall seconds x the GPUs the rule holds
+    peak_mib: float | None  # the largest peak resident memory, MiB
 
 
 def rule_of(root: str | Path, path: str | Path) -> str:
@@ -41,7 +60,7 @@ def _mean(values: list[float | None]) -> float | None:
     return sum(known) / len(known) if known else None
 
 
-def read_benchmark(path: str | Path) -> dict[str, float | None]:
+def read_benchmark(path: str | Path) -> BenchmarkTimes:
     """One job's wall seconds, CPU seconds and peak RSS (MiB), each the mean over repeats."""
     with open(path, newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh, delimiter="\t"))
@@ -64,10 +83,10 @@ def _max(a: float | None, b: float | None) -> float | None:
 
 def cost_rows(
     root: str | Path, files: Iterable[str | Path], gpus_by_rule: Mapping[str, int]
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+) -> tuple[list[CostRow], CostRow]:
     """Per-rule totals (jobs, wall s, CPU s, GPU s, peak RSS MiB) and their overall total."""
     root = Path(root)
-    by_rule: dict[str, dict[str, Any]] = {}
+    by_rule: dict[str, CostRow] = {}
     for f in files:
         rule = rule_of(root, f)
         job = read_benchmark(f)
@@ -88,8 +107,14 @@ def cost_rows(
         row["gpu_s"] += (job["s"] or 0.0) * int(gpus_by_rule.get(rule, 0))
         row["peak_mib"] = _max(row["peak_mib"], job["max_rss"])
     rows = sorted(by_rule.values(), key=lambda r: r["rule"])
-    total: dict[str, Any] = {"rule": "total", "jobs": 0, "wall_s": None, "cpu_s": None}
-    total.update(gpu_s=0.0, peak_mib=None)
+    total: CostRow = {
+        "rule": "total",
+        "jobs": 0,
+        "wall_s": None,
+        "cpu_s": None,
+        "gpu_s": 0.0,
+        "peak_mib": None,
+    }
     for r in rows:
         total["jobs"] += r["jobs"]
         total["wall_s"] = _add(total["wall_s"], r["wall_s"])
