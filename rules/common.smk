@@ -35,7 +35,7 @@ check_played_suites(
 wildcard_constraints:
     suite="[a-z0-9_]+",
     model="[A-Za-z0-9_.-]+",
-    run=layout.RUN_REGEX,
+    run=layout.TRAINED_RUN_REGEX,
     step="[0-9]+",
     evalset="[A-Za-z0-9_]+",
 

@@ -86,7 +86,7 @@ rule training_analysis:
     benchmark:
         "results/benchmarks/training_analysis/{arm}.tsv"
     wildcard_constraints:
-        arm=names_regex(SETTINGS.training.plan),
+        arm=names_regex(PLAN.trained),
     conda:
         "../envs/editcredit.yaml"
     resources:

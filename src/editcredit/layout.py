@@ -1,8 +1,9 @@
 """Every path and name the workflow builds or reads back: one module for rules/*.smk and the
 library (docs/outputs.md describes the files).
 
-Names: a training run is ``{arm}-s{seed}`` (``M-s42``); an eval model is ``base``, a run name (the
-run at the endpoint) or ``{run}-step{N}`` (a diagnostic checkpoint). Paths are relative to the
+Names: a training run is ``{arm}-s{seed}`` (``M-s42``; a credit control's run ``T-s42``); an eval
+model is ``base``, a run name (the run at the endpoint) or ``{run}-step{N}`` (a diagnostic
+checkpoint). Paths are relative to the
 repository root and have two forms here: a Snakemake pattern (``SEGMENT``,
 ``"runs/{run}/step_{step}"``: the rules' outputs) and a function that fills it
 (``segment_dir(run, step)``). Reading a path back (``parse_segment_dir``) happens here and
@@ -15,12 +16,15 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from editcredit.records import ARM_NAMES
+from editcredit.records import ARM_NAMES, CONTROL_ARM_NAMES
 
 # --- names ----------------------------------------------------------------------------------
 
 RUN_REGEX = f"[{''.join(ARM_NAMES)}]-s[0-9]+"
-"""Wildcard constraint of a run name: one of the arms (``records.Arm``), ``-s``, the seed."""
+"""A run name of the study's arms: one of the arms (``records.Arm``), ``-s``, the seed."""
+TRAINED_RUN_REGEX = f"[{''.join(ARM_NAMES + CONTROL_ARM_NAMES)}]-s[0-9]+"
+"""Wildcard constraint of a run name: an arm's run or a credit control's (``records.ControlArm``,
+``T-s0``: planned only by ``training.controls``), ``-s``, the seed."""
 _RUN = re.compile(r"(?P<arm>[A-Za-z]+)-s(?P<seed>[0-9]+)")
 
 

@@ -395,6 +395,8 @@ class TrainingSettings(Section):
     pool_size: int
     pool_screen: PoolScreenSettings
     quarantine: dict[str, str] | None = None
+    controls: dict[str, list[int]] | None = None
+    """Control -> seeds: runs of the credit controls (T), only where a config layer plans them."""
 
 
 # --- audits, evaluation, statistics, paper ----------------------------------------------------

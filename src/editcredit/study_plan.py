@@ -175,8 +175,17 @@ class StudyPlan:
         return plan
 
     @cached_property
+    def trained(self) -> dict[str, list[int]]:
+        """Arm -> seeds of every run the plan trains: ``training.plan``'s arms, then the credit
+        controls a config layer plans (``training.controls``; none by default). A control's runs
+        are trained, evaluated and analysed as an arm's; the pre-registered comparison and gate
+        name arms only (stats.main, stats.gate)."""
+        training = self.settings.training
+        return {**training.plan, **(training.controls or {})}
+
+    @cached_property
     def runs(self) -> tuple[layout.Run, ...]:
-        plan = self.settings.training.plan
+        plan = self.trained
         return tuple(layout.Run(arm, seed) for arm, seeds in plan.items() for seed in seeds)
 
     @cached_property
@@ -236,7 +245,7 @@ class StudyPlan:
     def comparisons(self) -> dict[str, ComparisonSpec]:
         """The configured comparisons (stats.comparisons), resolved against the training plan."""
         try:
-            return comparison_specs(self.settings.stats.to_dict(), self.settings.training.plan)
+            return comparison_specs(self.settings.stats.to_dict(), self.trained)
         except ValueError as exc:
             raise PlanError(str(exc)) from exc
 
@@ -266,7 +275,7 @@ class StudyPlan:
 
     @property
     def seeds(self) -> list[int]:
-        return plan_seeds(self.settings.training.plan)
+        return plan_seeds(self.trained)
 
     @property
     def base_model_dir(self) -> str:
@@ -289,7 +298,7 @@ class StudyPlan:
 
     def arm_control_replays(self, arm: str) -> dict[str, str]:
         """Run name -> its seed's control replay, for every run of an arm."""
-        seeds = self.settings.training.plan[arm]
+        seeds = self.trained[arm]
         return {layout.run_name(arm, s): layout.control_replay(s) for s in seeds}
 
     def prune_inputs(self, run: str, step: int | str) -> dict[str, Any]:
@@ -424,7 +433,7 @@ class StudyPlan:
         if kind == "scores":
             return [layout.stats_scores(e) for e in s.stats.evalsets]
         if kind == "training":
-            return [layout.stats_training(arm) for arm in s.training.plan]
+            return [layout.stats_training(arm) for arm in self.trained]
         raise ValueError(f"unknown kind of statistics result {kind!r}")
 
     # --- the stop-or-continue study's files
@@ -530,7 +539,7 @@ class StudyPlan:
         for comparison in self.comparisons:
             yield Job.of("paired", comparison=comparison)
             yield Job.of("compare", comparison=comparison)
-        for arm in s.training.plan:
+        for arm in self.trained:
             yield Job.of("training_analysis", arm=arm)
         if self.stop.enabled:
             yield Job.of("freeze_protocol", study=self.stop.study)

@@ -106,13 +106,7 @@ def calc_tasks(n: int) -> list[Task]:
 
 def holdout(samples: int, max_tasks: int = 0) -> dict[str, Any]:
     """An eval set of the toy suite's holdout split, ``samples`` per task."""
-    return {
-        "suite": "toy",
-        "splits": ["holdout"],
-        "samples": samples,
-        "max_tasks": max_tasks,
-        "with_training_pool": False,
-    }
+    return {"suite": "toy", "splits": ["holdout"], "samples": samples, "max_tasks": max_tasks}
 
 
 def plan_planted(
@@ -124,16 +118,7 @@ def plan_planted(
     """Write the ``plan`` (and its .json summary beside it): model 'planted' on ``evalsets``."""
     from editcredit.evaluation.job import plan_job
 
-    models = {
-        "planted": {
-            "dir": str(model_dir),
-            "run": "",
-            "step": 0,
-            "diagnostic": False,
-            "evalsets": [],
-            "samples": 0,
-        }
-    }
+    models = {"planted": {"dir": str(model_dir), "run": "", "step": 0, "diagnostic": False}}
     summary = str(Path(plan).with_suffix(".json"))
     plan_job([str(tasks_path)], models, evalsets, plan, summary, {"c": 1})
 

@@ -30,10 +30,9 @@ def suite():
 
 
 def evalsets(**kw):
-    broad = {"max_tasks": 0, "with_training_pool": False, **kw}
     return [
-        EvalSetSpec("holdout", "toy", ("holdout",), 3, 0, False),
-        EvalSetSpec("broad", "toy", ("dev", "train", "holdout"), 2, **broad),
+        EvalSetSpec("holdout", "toy", ("holdout",), 3),
+        EvalSetSpec("broad", "toy", ("dev", "train", "holdout"), 2, **kw),
     ]
 
 
@@ -151,8 +150,8 @@ def test_a_set_with_the_training_pool_holds_every_pool_task_beside_its_first(max
     [
         ([], evalsets(), suite(), "no models"),
         (MODELS[:1] * 2, evalsets(), suite(), "duplicate model"),
-        (MODELS, [EvalSetSpec("x", "toy", ("nope",), 1, 0, False)], suite(), "no task in splits"),
-        (MODELS, [EvalSetSpec("x", "other", ("dev",), 1, 0, False)], suite(), "suite other"),
+        (MODELS, [EvalSetSpec("x", "toy", ("nope",), 1)], suite(), "no task in splits"),
+        (MODELS, [EvalSetSpec("x", "other", ("dev",), 1)], suite(), "suite other"),
         (
             [ModelSpec("base", "b", evalsets=("holdout", "nope"))],
             evalsets(),
@@ -203,13 +202,4 @@ def test_written_once_a_change_is_a_new_version(tmp_path):
 
 def test_evalset_specs_reject_zero_samples():
     with pytest.raises(PlanError, match="samples"):
-        EvalSetSpec.from_mapping(
-            "h",
-            {
-                "suite": "toy",
-                "splits": ["holdout"],
-                "samples": 0,
-                "max_tasks": 0,
-                "with_training_pool": False,
-            },
-        )
+        EvalSetSpec.from_mapping("h", {"suite": "toy", "splits": ["holdout"], "samples": 0})

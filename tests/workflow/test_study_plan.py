@@ -240,6 +240,35 @@ def test_a_config_that_describes_no_study_fails_when_the_plan_is_built(layer, me
         plan_of(**layer)
 
 
+def test_the_truth_control_runs_only_where_a_layer_plans_it():
+    """training.controls (none by default) adds the control's runs, trained, evaluated and
+    analysed like an arm's; the multibug-study preset plans T at the arms' seeds."""
+    default = plan_of()
+    assert not any(r.arm == "T" for r in default.runs)
+    assert "T" not in default.trained and default.settings.training.controls is None
+    layers = [
+        yaml.safe_load(Path(REPO, "config", "presets", name).read_text())
+        for name in ("multibug-suite.yaml", "multibug-study.yaml")
+    ]
+    config = copy.deepcopy(_CONFIG)
+    for layer in layers:
+        deep_update(config, layer)
+    validate_config(config, Path(REPO, "config", "schema.yaml"))
+    plan = StudyPlan.build(Settings.from_config(config))
+    assert plan.settings.agent.try_scope == "function"
+    assert plan.settings.training.suite == "multibugs"
+    assert {e.suite for e in plan.settings.evaluation.evalsets.values()} == {"multibugs"}
+    t_runs = [r.name for r in plan.runs if r.arm == "T"]
+    assert t_runs == ["T-s42", "T-s314159"]
+    assert plan.run_names[: len(default.run_names)] == default.run_names
+    assert set(t_runs) <= set(plan.eval_models)
+    jobs = list(plan.jobs)
+    for run in t_runs:
+        assert Job.of("train_segment", run=run, step=plan.segment_ends[-1]) in jobs
+    assert Job.of("training_analysis", arm="T") in jobs
+    assert list(plan.arm_control_replays("T")) == t_runs
+
+
 # --- the plan against Snakemake's DAG ----------------------------------------------------------
 
 
@@ -258,8 +287,13 @@ LAYER = {
 
 @pytest.mark.parametrize(
     "configfiles",
-    [[], ["config/presets/full-study.yaml"], ["layer.yaml"]],
-    ids=["default", "full-study", "pruned-no-stop"],
+    [
+        [],
+        ["config/presets/full-study.yaml"],
+        ["layer.yaml"],
+        ["config/presets/multibug-suite.yaml", "config/presets/multibug-study.yaml"],
+    ],
+    ids=["default", "full-study", "pruned-no-stop", "multibug-study"],
 )
 def test_the_plans_jobs_are_the_dags_jobs(workdir, configfiles):
     (workdir / "layer.yaml").write_text(yaml.safe_dump(LAYER))

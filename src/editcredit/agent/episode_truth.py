@@ -10,6 +10,9 @@ over the tokens:
 - :func:`truth_tokens`: the per-token truth of the truth control T (``CreditInput.truth``):
   +1 on the valid tokens of the turns of an eligible block labelled ``fix``, -1 for ``harmful``,
   0 elsewhere.
+- :func:`played_truth`: the per-token truth of a finished episode in its environment, cut as
+  training cuts it (:func:`editcredit.agent.trajectory.cut_episode`), what the rollout worker
+  hands the truth control; None for a task without planted truth.
 - :func:`truth_rows`: one row per labelled block (rollout, block, eligibility, label, the bugs
   it fixed, its valid tokens): the table the credit-vs-truth diagnostics read
   (:mod:`editcredit.stats.credit_truth`).
@@ -31,6 +34,7 @@ from editcredit.data.block_truth import (
     BlockTruth,
     ObservedMutant,
     block_truth,
+    has_planted_truth,
 )
 from editcredit.data.task import Task
 
@@ -96,6 +100,26 @@ def truth_tokens(
         if block.eligible and truth is not None and truth.label in TRUTH_SIGN:
             tau[_block_tokens(block, turns, valid)] = TRUTH_SIGN[truth.label]
     return tau
+
+
+def played_truth(
+    task: Task,
+    env: Any,
+    rollout_key: str,
+    turn_of_token: Sequence[int],
+    loss_mask: Sequence[int],
+    mutants: Sequence[ObservedMutant] = (),
+) -> list[float] | None:
+    """:func:`truth_tokens` of a finished episode of ``task`` in ``env`` (its change records and
+    content store), its blocks cut as training cuts them (by region under ``agent.try_scope:
+    function``); None when ``task`` has no planted truth."""
+    from editcredit.agent.trajectory import cut_episode
+
+    if not has_planted_truth(task):
+        return None
+    cut = cut_episode(task, env, rollout_key)
+    truths = episode_block_truths(task, cut.blocks, cut.changes, env.store, mutants)
+    return truth_tokens(cut.blocks, truths, turn_of_token, loss_mask).tolist()
 
 
 def truth_rows(

@@ -12,7 +12,6 @@ from editcredit.job_settings import TablesSettings
 from editcredit.report import figures
 from editcredit.report.paper import build_pdf
 from editcredit.report.tables import TableInputs, render_tables
-from editcredit.settings import TrainingSettings
 
 __all__ = ["figures_job", "paper_job", "tables_job"]
 
@@ -26,10 +25,8 @@ def tables_job(
     template_dir: str,
     out_dir: str,
     config: Any,
-    design: TrainingSettings,
 ) -> dict[str, Path]:
-    """Rule render_tables: every ``paper/tables/*.tex``; ``settings`` is the rule's params,
-    ``design`` the typed ``training`` section (the GRPO settings and pool the paper states).
+    """Rule render_tables: every ``paper/tables/*.tex``; ``settings`` is the rule's params.
 
     ``inputs.slots`` are the slots files of every evaluated model and eval set (the appendix
     table of unresolved slots), as the rule declares them. ``inputs.benchmarks`` are the
@@ -38,7 +35,7 @@ def tables_job(
     nothing under ``inputs.benchmark_root`` that the DAG does not name is read.
     """
     written = render_tables(
-        inputs, settings, template_dir=template_dir, out_dir=out_dir, config=config, design=design
+        inputs, settings, template_dir=template_dir, out_dir=out_dir, config=config
     )
     for rec in inputs.records(inputs.comparisons):
         log.info("%s", rec["gate"]["line"])

@@ -13,11 +13,14 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from editcredit.config import schema_of
-from editcredit.records import ARM_NAMES
+from editcredit.records import ARM_NAMES, CONTROL_ARM_NAMES
 from editcredit.settings import RUN_FIELDS, GrpoSettings, check_run_fields
 
 LOSS_AGGREGATION_NAMES = tuple(schema_of("training.grpo.loss_aggregation")["enum"])
 ARMS = ARM_NAMES  # the arms of editcredit.records, defined there once
+#: What a run may train: the arms and the credit controls (METHOD §3; a control runs only where a
+#: config layer plans it, training.controls)
+TRAINABLE = (*ARMS, *CONTROL_ARM_NAMES)
 
 
 @dataclass(frozen=True)
@@ -33,7 +36,8 @@ class TrainConfig(GrpoSettings):
     """Sampling temperature of the rollouts (``agent.temperature``); the update's log-probs use
     the same one."""
     arm: str
-    """Credit arm: O (none), B (broadcast), M (block), E (advantage-on-block)."""
+    """Credit arm: O (none), B (broadcast), M (block), E (advantage-on-block), or the control T
+    (the known truth per block)."""
     seed: int
     """Training seed (task order, sampling seeds)."""
 
@@ -41,7 +45,7 @@ class TrainConfig(GrpoSettings):
         from editcredit.rl.losses import POLICY_LOSSES  # lazy: keeps torch out of config import
 
         check_run_fields({f.name: getattr(self, f.name) for f in fields(self)})
-        _check_choice("arm", self.arm, ARMS)
+        _check_choice("arm", self.arm, TRAINABLE)
         _check_choice("policy_loss", self.policy_loss, tuple(sorted(POLICY_LOSSES)))
 
     @classmethod

@@ -13,8 +13,9 @@ only mirror METHOD for tests and interactive use.
   :func:`register_arm`; it maps a :class:`CreditInput` to the per-token auxiliary term.
 - :data:`CONTROL_ARMS`: the controls of the credit, one function per
   :class:`~editcredit.records.ControlArm` (T: the known per-block truth as credit), registered
-  with ``register_arm(..., control=True)`` apart from the pre-registered arms; :func:`get_arm`
-  and :func:`arm_credit` find both.
+  with ``register_arm(..., control=True)`` apart from the pre-registered arms; :func:`get_arm`,
+  :func:`arm_credit` and :func:`queries_cf` find both, :func:`reads_truth` says which read the
+  known truth (``CreditInput.truth``, which the rollout worker then computes).
 - :func:`add_credit`: credit is added to the group-centred token advantages, never to the
   terminal reward or the returns.
 - :func:`query_decision`: the score-blind, deterministic decision whether to run the
@@ -46,6 +47,8 @@ __all__ = [
     "arm_credit",
     "get_arm",
     "query_decision",
+    "queries_cf",
+    "reads_truth",
     "register_arm",
     "scale",
     "utility",
@@ -62,6 +65,8 @@ ARM_QUERIES_CF: dict[str, bool] = {}
 CONTROL_ARMS: dict[str, ArmFn] = {}
 #: Control name -> whether it needs the counterfactual query.
 CONTROL_QUERIES_CF: dict[str, bool] = {}
+#: The arms and controls whose credit reads the known truth per block (``CreditInput.truth``).
+TRUTH_ARMS: frozenset[str] = frozenset({ControlArm.T.value})
 
 
 def _finite(name: str, value: float) -> float:
@@ -195,6 +200,20 @@ def get_arm(name: str) -> ArmFn:
         return CONTROL_ARMS[name]
     known = ", ".join(sorted(CREDIT_ARMS) + sorted(CONTROL_ARMS))
     raise KeyError(f"unknown credit arm {name!r} (registered: {known})")
+
+
+def queries_cf(name: str) -> bool:
+    """Whether the arm or control ``name`` needs the counterfactual query; an unknown name
+    raises ``KeyError`` naming it."""
+    get_arm(name)
+    return (ARM_QUERIES_CF if name in ARM_QUERIES_CF else CONTROL_QUERIES_CF)[name]
+
+
+def reads_truth(name: str) -> bool:
+    """Whether the credit of the arm or control ``name`` reads the known truth per block, which
+    its rollouts then carry (only T); an unknown name raises ``KeyError`` naming it."""
+    get_arm(name)
+    return name in TRUTH_ARMS
 
 
 def arm_credit(name: str, inp: CreditInput) -> np.ndarray:

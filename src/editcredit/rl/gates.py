@@ -11,7 +11,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
-from editcredit.rl.credit import ARM_QUERIES_CF
+from editcredit.rl.credit import queries_cf
 
 __all__ = [
     "EARLY_UPDATES",
@@ -93,7 +93,7 @@ class UpdateGateFailed(RuntimeError):
 def gated_update(arm: str, step: int) -> bool:
     """Whether the update of ``step`` (1-based, of the run) is checked on its own: one of the
     first :data:`EARLY_UPDATES` of an arm with counterfactual credit (B, M)."""
-    return ARM_QUERIES_CF[arm] and 1 <= step <= EARLY_UPDATES
+    return queries_cf(arm) and 1 <= step <= EARLY_UPDATES
 
 
 def _finite(metrics_row: Mapping[str, Any]) -> bool:
@@ -163,7 +163,7 @@ def first_segment_gate(
         "finite_loss_and_gradients": all(_finite(m) for m in metrics),
         "parameters_changed": changed_tensors > 0,
     }
-    if ARM_QUERIES_CF[arm]:
+    if queries_cf(arm):
         checks["credit_reached_loss"] = sum(m["credit_rollouts"] for m in metrics) > 0
     if updates:
         checks["early_updates"] = all(u["passed"] for u in updates)

@@ -75,6 +75,8 @@ class CfQuery(TypedDict):
     reason: str  # a records.CreditReason value: why no D ('' while it may have one)
     cf_patch: str | None  # the counterfactual tree as a patch (None when not sent)
     cf_report: str | None  # JSON: its grading report, as stored_report (None when not sent)
+    truth: list[float] | None  # per token, the known truth of its block for the truth control
+    # T (agent.episode_truth.played_truth: +1 fix, -1 harmful, 0 else); None for other arms
 
 
 class PhaseSeconds(TypedDict):

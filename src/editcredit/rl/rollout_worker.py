@@ -1,5 +1,6 @@
 """A rollout worker: plays one task's group of episodes, grades the final patches and, for the
-arms that need it, grades the counterfactual artifact of each trajectory's selected block.
+arms that need it, grades the counterfactual artifact of each trajectory's selected block; for
+the truth control (T) it labels each trajectory's blocks from the task's record instead.
 
 The worker holds its own policy copy (weights pushed every step), tokenizer and sandbox. The
 unit of work is one task group with a seed derived from (run seed, step, task), so results do not
@@ -19,6 +20,7 @@ import torch
 
 from editcredit.agent.edit_blocks import credited_turns
 from editcredit.agent.environments import environment_factory
+from editcredit.agent.episode_truth import played_truth
 from editcredit.agent.reward import terminal_reward
 from editcredit.agent.rollout import Episode, RolloutConfig, run_episodes
 from editcredit.agent.trajectory import cut_episode, episode_blocks, trajectory_row
@@ -43,6 +45,9 @@ class GroupJob:
     seed: int
     query_cf: bool
     query_rate: float
+    truth: bool = False
+    """Whether the arm's credit reads the known truth per block (``rl.credit.reads_truth``): the
+    worker then labels each rollout's blocks from the task's record (the query's ``truth``)."""
 
 
 def group_seed(seed: int, step: int, instance_id: str) -> int:
@@ -167,6 +172,14 @@ class RolloutWorker:
                 RolloutRow(**trajectory_row(episode, report, reward), step=job.step, sample=sample)
             )
             queries.append(self._selection(episode, report))
+            if job.truth:  # labelled from the task's record: no grading (METHOD §3)
+                queries[-1]["truth"] = played_truth(
+                    job.task,
+                    episode.env,
+                    episode.rollout_key,
+                    episode.turn_of_token,
+                    episode.loss_mask,
+                )
         t2 = time.monotonic()
         if job.query_cf:
             for query, episode in zip(queries, episodes, strict=True):
@@ -194,6 +207,7 @@ class RolloutWorker:
             ).value,
             "cf_patch": None,
             "cf_report": None,
+            "truth": None,
         }
 
     def _counterfactual(self, query: CfQuery, episode: Episode, job: GroupJob) -> None:

@@ -32,7 +32,7 @@ from editcredit.records import CreditReason
 from editcredit.rl.advantages import weigh_negative
 from editcredit.rl.checkpoint import load_state, save_segment, seed_rng
 from editcredit.rl.config import TrainConfig
-from editcredit.rl.credit import ARM_QUERIES_CF
+from editcredit.rl.credit import queries_cf, reads_truth
 from editcredit.rl.cursor import DataCursor
 from editcredit.rl.gates import UpdateCheck, first_segment_gate, update_gate
 from editcredit.rl.health import HealthMonitor
@@ -133,8 +133,9 @@ def play_step(
             by_id[i],
             cfg.group_size,
             group_seed(cfg.seed, step, i),
-            ARM_QUERIES_CF[cfg.arm],
+            queries_cf(cfg.arm),
             cfg.query_rate,
+            reads_truth(cfg.arm),
         )
         for i in ids
     ]

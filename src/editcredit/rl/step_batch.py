@@ -15,7 +15,7 @@ import numpy as np
 
 from editcredit.records import CreditReason
 from editcredit.rl.advantages import group_advantages
-from editcredit.rl.credit import ARM_QUERIES_CF, CreditInput, arm_credit, scale
+from editcredit.rl.credit import CreditInput, arm_credit, queries_cf, reads_truth, scale
 
 
 @dataclass
@@ -65,7 +65,7 @@ def assemble_step(
         ]
     seq_adv = group_advantages(rewards, [r["instance_id"] for r in rows], normalize_std)
     out = StepCredit(valid=[], advantages=[], sequence_advantages=seq_adv)
-    queries_cf = ARM_QUERIES_CF[arm]
+    cf, truth_read = queries_cf(arm), reads_truth(arm)
     l1 = signed = 0.0
     reached = 0
     for row, query, adv in zip(rows, queries, seq_adv, strict=True):
@@ -76,19 +76,20 @@ def assemble_step(
             out.advantages.append(np.zeros(mask.shape, dtype=np.float64))
             continue
         credited = mask & np.isin(turns, query["credited_turns"])
-        D = _query_d(query) if queries_cf else None
-        inp = CreditInput(valid=mask, credited=credited, D=D, A=adv, lam=lam, c=c)
+        D = _query_d(query) if cf else None
+        truth = _query_truth(query) if truth_read else None
+        inp = CreditInput(valid=mask, credited=credited, D=D, A=adv, lam=lam, c=c, truth=truth)
         aux = arm_credit(arm, inp)
         out.valid.append(mask)
         out.advantages.append(np.where(mask, adv, 0.0) + aux)
         l1 += float(np.abs(aux).sum())
         signed += float(aux.sum())
         reached += int(np.any(aux != 0.0))
-        if queries_cf and query["selected_block"] is not None:
+        if cf and query["selected_block"] is not None:
             out.ledger.append(
                 _ledger_row(run, row, query, D, inp, lam, c, float(np.abs(aux).sum()))
             )
-    sent = [q for q in queries if q["sent"]] if queries_cf else []
+    sent = [q for q in queries if q["sent"]] if cf else []
     available = [q for q in sent if _query_d(q) is not None]
     out.metrics = {
         "cf_sent": len(sent),
@@ -99,6 +100,13 @@ def assemble_step(
         "credit_rollouts": reached,
     }
     return out
+
+
+def _query_truth(query: Mapping[str, Any]) -> np.ndarray | None:
+    """The per-token truth the worker labelled for the truth control (None: none, e.g. a task
+    without planted truth, whose rollouts then get no credit)."""
+    truth = query.get("truth")
+    return None if truth is None else np.asarray(truth, dtype=np.float64)
 
 
 def part_differences(query: Mapping[str, Any]) -> dict[str, float | None]:
