@@ -98,8 +98,18 @@ def test_a_rebuilt_segment_and_evaluation_write_the_same_bytes(
     assert_same_bytes(first, control())
 
     model_dir = f"{SEGMENT}/model"
-    models = {RUN: {"dir": model_dir, "run": RUN, "step": 1, "diagnostic": False}}
-    evalsets = {"holdout": {"suite": "toy", "splits": ["train"], "samples": 2, "max_tasks": 0}}
+    models = {
+        RUN: {
+            "dir": model_dir,
+            "run": RUN,
+            "step": 1,
+            "diagnostic": False,
+            "evalsets": [],
+            "samples": 0,
+        }
+    }
+    holdout = {"suite": "toy", "splits": ["train"], "samples": 2, "max_tasks": 0}
+    evalsets = {"holdout": {**holdout, "with_training_pool": False}}
     plan_job([TASKS], models, evalsets, "results/eval/plan.parquet", "results/eval/plan.json", {})
     eval_job = EvalModelJob(
         model=RUN,

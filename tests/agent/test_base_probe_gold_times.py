@@ -13,6 +13,7 @@ from policyfactory import toy_tasks
 from taskfactory import CONFIG, count_gold_runs, write_control_records
 
 from editcredit.agent import base_job, probe_job
+from editcredit.config import schema_of, section_config
 from editcredit.data.freeze import write_parquet
 from editcredit.job_settings import ProbeJobSettings
 
@@ -129,7 +130,11 @@ def test_the_probe_grades_with_the_recorded_times(suite, measured, monkeypatch):
     ("sandbox", "workers"),
     [
         ({**LOCAL, "expert_workers": 5}, 5),
-        ({k: v for k, v in LOCAL.items() if k != "expert_workers"}, 2),  # an older config
+        # an older config (no expert_workers): the schema's default, as for any key
+        (
+            section_config("sandbox", {k: v for k, v in LOCAL.items() if k != "expert_workers"}),
+            schema_of("sandbox.expert_workers")["default"],
+        ),
     ],
 )
 def test_the_experts_play_in_the_configured_number_of_sandboxes(

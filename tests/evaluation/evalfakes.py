@@ -106,7 +106,13 @@ def calc_tasks(n: int) -> list[Task]:
 
 def holdout(samples: int, max_tasks: int = 0) -> dict[str, Any]:
     """An eval set of the toy suite's holdout split, ``samples`` per task."""
-    return {"suite": "toy", "splits": ["holdout"], "samples": samples, "max_tasks": max_tasks}
+    return {
+        "suite": "toy",
+        "splits": ["holdout"],
+        "samples": samples,
+        "max_tasks": max_tasks,
+        "with_training_pool": False,
+    }
 
 
 def plan_planted(
@@ -118,7 +124,16 @@ def plan_planted(
     """Write the ``plan`` (and its .json summary beside it): model 'planted' on ``evalsets``."""
     from editcredit.evaluation.job import plan_job
 
-    models = {"planted": {"dir": str(model_dir), "run": "", "step": 0, "diagnostic": False}}
+    models = {
+        "planted": {
+            "dir": str(model_dir),
+            "run": "",
+            "step": 0,
+            "diagnostic": False,
+            "evalsets": [],
+            "samples": 0,
+        }
+    }
     summary = str(Path(plan).with_suffix(".json"))
     plan_job([str(tasks_path)], models, evalsets, plan, summary, {"c": 1})
 

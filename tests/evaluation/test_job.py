@@ -19,6 +19,7 @@ from evalfakes import (
 )
 from jobfactory import eval_files, eval_settings
 
+from editcredit.config import schema_of, section_config
 from editcredit.evaluation.job import eval_model_job, scores_job
 from editcredit.evaluation.ledger import INFRA_AFTER_PATCH, INFRA_BEFORE_PATCH, UNRESOLVED_VERDICT
 from editcredit.evaluation.sandboxes import CountingSandbox
@@ -283,22 +284,25 @@ def test_a_missing_gold_times_directory_stops_the_job_naming_it(study):
     ("counts", "sandboxes"),
     [
         ({"workers": 2, "eval_workers": 3}, 3),
-        ({"workers": 2}, 2),  # an older config: the job's sandboxes are the workers
+        # an older config (no eval_workers): the schema's default, as for any key
+        ({"workers": 2}, schema_of("sandbox.eval_workers")["default"]),
     ],
 )
 def test_the_pool_factory_shares_the_book_with_every_sandbox(counts, sandboxes):
     from taskfactory import CONFIG
 
-    from editcredit.evaluation.job import _pool_factory, eval_workers
+    from editcredit.evaluation.job import _pool_factory
     from editcredit.sandbox.limits import GoldTimes, GoldTimesBook
+    from editcredit.settings import SandboxSettings
 
     sandbox = {k: v for k, v in CONFIG["sandbox"].items() if k != "eval_workers"}
     sandbox = {**sandbox, "backend": "local", **counts}
+    settings = SandboxSettings.from_mapping(section_config("sandbox", sandbox))
     book = GoldTimesBook({"a": GoldTimes(0.1, {"t.py::x": 1.0})})
-    memo = _pool_factory(sandbox, book)()
+    memo = _pool_factory(settings, book)()
     try:
         assert memo.gold_times is book
         assert [box.gold_times for box in memo.sandbox._all] == [book] * sandboxes
-        assert eval_workers(sandbox) == sandboxes  # the grading threads: as many
+        assert settings.eval_workers == sandboxes  # the grading threads: as many
     finally:
         memo.close()

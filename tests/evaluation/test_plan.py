@@ -30,9 +30,10 @@ def suite():
 
 
 def evalsets(**kw):
+    broad = {"max_tasks": 0, "with_training_pool": False, **kw}
     return [
-        EvalSetSpec("holdout", "toy", ("holdout",), 3),
-        EvalSetSpec("broad", "toy", ("dev", "train", "holdout"), 2, **kw),
+        EvalSetSpec("holdout", "toy", ("holdout",), 3, 0, False),
+        EvalSetSpec("broad", "toy", ("dev", "train", "holdout"), 2, **broad),
     ]
 
 
@@ -150,8 +151,8 @@ def test_a_set_with_the_training_pool_holds_every_pool_task_beside_its_first(max
     [
         ([], evalsets(), suite(), "no models"),
         (MODELS[:1] * 2, evalsets(), suite(), "duplicate model"),
-        (MODELS, [EvalSetSpec("x", "toy", ("nope",), 1)], suite(), "no task in splits"),
-        (MODELS, [EvalSetSpec("x", "other", ("dev",), 1)], suite(), "suite other"),
+        (MODELS, [EvalSetSpec("x", "toy", ("nope",), 1, 0, False)], suite(), "no task in splits"),
+        (MODELS, [EvalSetSpec("x", "other", ("dev",), 1, 0, False)], suite(), "suite other"),
         (
             [ModelSpec("base", "b", evalsets=("holdout", "nope"))],
             evalsets(),
@@ -202,4 +203,13 @@ def test_written_once_a_change_is_a_new_version(tmp_path):
 
 def test_evalset_specs_reject_zero_samples():
     with pytest.raises(PlanError, match="samples"):
-        EvalSetSpec.from_mapping("h", {"suite": "toy", "splits": ["holdout"], "samples": 0})
+        EvalSetSpec.from_mapping(
+            "h",
+            {
+                "suite": "toy",
+                "splits": ["holdout"],
+                "samples": 0,
+                "max_tasks": 0,
+                "with_training_pool": False,
+            },
+        )

@@ -14,11 +14,12 @@ from fake_results import (
     run_names,
     write_fake_tree,
 )
+from taskfactory import CONFIG
 
 from editcredit.job_settings import TablesSettings
 from editcredit.report.jobs import figures_job, tables_job
 from editcredit.report.tables import TableInputs
-from editcredit.settings import BudgetCaps
+from editcredit.settings import BudgetCaps, TrainingSettings
 from editcredit.stats.comparisons import comparison_specs
 from editcredit.stats.jobs import evalset_scores_job, gate_job, paired_job, training_job
 
@@ -38,6 +39,9 @@ STATS = {
     "failure_buckets": 4,
     "histogram_bins": 40,
 }
+#: config ``training`` as the tables state it: the project's, with lambda 0.1 and groups of 4.
+GRPO = {**CONFIG["training"]["grpo"], "credit_lambda": 0.1, "group_size": 4}
+DESIGN = TrainingSettings.from_mapping({**CONFIG["training"], "grpo": GRPO})
 
 
 def build_all(root: Path, spec: FakeSpec, stats: dict = STATS) -> dict:
@@ -113,6 +117,7 @@ def build_all(root: Path, spec: FakeSpec, stats: dict = STATS) -> dict:
             template_dir=str(REPO / "paper" / "templates"),
             out_dir="paper/tables",
             config=config,
+            design=DESIGN,
         )
         figures_job(
             training=[f"results/stats/training/{a}.json" for a in spec.plan],

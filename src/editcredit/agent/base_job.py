@@ -16,6 +16,7 @@ from editcredit.policy.devices import bind_gpus
 from editcredit.protocol.budget import job_guard, write_spend_record
 from editcredit.sandbox.limits import GoldTimesBook, gold_times_book
 from editcredit.sandbox.pool import SandboxPool
+from editcredit.settings import SandboxSettings
 
 
 def play_expert_corpus(
@@ -29,8 +30,9 @@ def play_expert_corpus(
     """The model's experts played on ``tasks`` in a sandbox pool of the configured backend:
     the episodes and each episode's seed-function identifiers. ``gold_times``: the tasks'
     recorded gold-run times (a task without any is measured with one gold run). The pool has
-    ``sandbox.expert_workers`` sandboxes (``workers`` where a config has none)."""
-    workers = int(sandbox_cfg.get("expert_workers", sandbox_cfg["workers"]))
+    ``sandbox.expert_workers`` sandboxes (``sandbox_cfg``, the rule's ``sandbox`` section, is
+    read strictly as :class:`~editcredit.settings.SandboxSettings`)."""
+    workers = SandboxSettings.from_mapping(sandbox_cfg).expert_workers
     experts = {**model_cfg["experts"], "seed": model_cfg["seed"]}
     backend = sandbox_cfg["backend"]
     with SandboxPool(backend, sandbox_cfg, workers, gold_times) as pool:  # experts only

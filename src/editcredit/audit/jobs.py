@@ -21,10 +21,10 @@ import pyarrow as pa
 from editcredit.audit.audit_report import AuditReport, FileDigest
 from editcredit.audit.base_pin import guard_base
 from editcredit.audit.param_audit import audit_checkpoint
-from editcredit.io.hashing import CHUNK_BYTES
 from editcredit.io.identity import RECEIPT
 from editcredit.io.provenance import directory_digest, write_result_json, write_result_parquet
 from editcredit.layout import parse_run
+from editcredit.settings import AuditSettings
 
 __all__ = [
     "AuditFailed",
@@ -70,9 +70,11 @@ def identity_mismatches(model_dir: Path, files: Sequence[FileDigest]) -> list[st
     return [f"{receipt}: {k} differs from the receipt" for k in bad]
 
 
-def declared_exclusions(audit_cfg: dict[str, Any]) -> list[tuple[str, str]]:
+def declared_exclusions(audit: AuditSettings | Mapping[str, Any]) -> list[tuple[str, str]]:
     """``audit.exclude`` as ``(pattern, reason)`` pairs (none declared: an empty list)."""
-    return [(e["pattern"], e["reason"]) for e in audit_cfg.get("exclude") or []]
+    if not isinstance(audit, AuditSettings):
+        audit = AuditSettings.from_mapping(audit)
+    return [(e.pattern, e.reason) for e in audit.exclude or []]
 
 
 def _log_view(result: dict[str, Any]) -> dict[str, Any]:
@@ -104,18 +106,20 @@ def audit_params_job(
 ) -> dict[str, Any]:
     """Audit one checkpoint and write its JSON; raise ``AuditFailed`` on any failure (a base
     that differs from its receipt or the pin of ``models``, the configured models, raises
-    ``BaseDrifted`` before anything is compared). ``config`` is hashed into the provenance
-    block, never read."""
+    ``BaseDrifted`` before anything is compared). ``audit_cfg`` is the ``audit`` section (the
+    rule's param), read as :class:`~editcredit.settings.AuditSettings`, strictly: the schema
+    gave every key its value. ``config`` is hashed into the provenance block, never read."""
     base_check = guard_base(base_model, models)
     step = int(step)
-    chunk = int(audit_cfg.get("chunk_mib", CHUNK_BYTES >> 20)) << 20
+    audit = AuditSettings.from_mapping(audit_cfg)  # the ``audit`` section, built strictly
+    chunk = audit.chunk_mib << 20
     report: AuditReport = audit_checkpoint(
         ckpt_model,
         base_model,
         previous_model or None,
         chunk_bytes=chunk,
         require_change=step >= int(endpoint_step),
-        exclude=declared_exclusions(audit_cfg),
+        exclude=declared_exclusions(audit),
     )
     failures = list(report.failures) + identity_mismatches(Path(ckpt_model), report.files)
     name = parse_run(run)

@@ -56,6 +56,7 @@ from editcredit.layout import eval_job, eval_scope
 from editcredit.protocol.budget import job_guard
 from editcredit.sandbox.limits import GoldTimesBook
 from editcredit.sandbox.memo import GradingMemo
+from editcredit.settings import SandboxSettings
 from editcredit.storage.monitor import Floor, StorageMonitor, existing_parent
 
 #: Sandbox settings that change what a grading means (workers and docker mode do not).
@@ -239,9 +240,9 @@ def eval_model_job(
         limits=limits,
         seed=int(ev.seed),
         batch_size=int(ev.batch_size),
-        workers=eval_workers(sandbox_cfg),
+        workers=settings.sandbox.eval_workers,  # grading threads: one per sandbox
     )
-    sandbox = LazySandbox(make_sandbox or _pool_factory(sandbox_cfg, book, grader))
+    sandbox = LazySandbox(make_sandbox or _pool_factory(settings.sandbox, book, grader))
     faults = ev.faults
     graded = (
         FaultySandbox(sandbox, float(faults.rate), int(faults.seed), faults.mode)
@@ -368,26 +369,21 @@ def _append_run_log(path: Path, summary: Mapping[str, Any]) -> None:
         fh.write(line + "\n")
 
 
-def eval_workers(sandbox_cfg: Mapping[str, Any]) -> int:
-    """Sandboxes (and grading threads) of an evaluation job: ``sandbox.eval_workers``
-    (``workers`` where a config has none). Outcomes are the same at any count."""
-    return int(sandbox_cfg.get("eval_workers", sandbox_cfg["workers"]))
-
-
 def _pool_factory(
-    sandbox_cfg: Mapping[str, Any],
+    sandbox: SandboxSettings,
     gold_times: GoldTimesBook | None = None,
     grader: Mapping[str, Any] | None = None,
 ) -> Callable[[], Any]:
-    """The job's sandbox pool, its gradings limited by ``gold_times`` (the recorded gold
-    times; a task without them is measured with one gold run), behind the memo and the
-    study's report store (``grader``: the job's grader identity, for the store's key)."""
+    """The job's sandbox pool of ``sandbox.eval_workers`` sandboxes (outcomes are the same at
+    any count), its gradings limited by ``gold_times`` (the recorded gold times; a task
+    without them is measured with one gold run), behind the memo and the study's report store
+    (``grader``: the job's grader identity, for the store's key)."""
 
     def make():
         from editcredit.sandbox.pool import SandboxPool
 
-        workers = eval_workers(sandbox_cfg)
-        pool = SandboxPool(sandbox_cfg["backend"], dict(sandbox_cfg), workers, gold_times)
+        sandbox_cfg = sandbox.to_dict()
+        pool = SandboxPool(sandbox.backend, sandbox_cfg, sandbox.eval_workers, gold_times)
         store = study_report_store(sandbox_cfg, grader)
         return GradingMemo(pool, store=store)  # each distinct tree graded once per study
 

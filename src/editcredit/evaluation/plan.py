@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 from editcredit.data.task import Task, canonical_json
 from editcredit.io.hashing import sha256_text
 from editcredit.io.provenance import PARQUET_KEY
+from editcredit.settings import EvalSetSettings
 
 PLAN_SCHEMA = pa.schema(
     [
@@ -64,15 +65,17 @@ class ModelSpec:
     samples: int = 0
 
     @classmethod
-    def from_mapping(cls, name: str, cfg: Mapping[str, Any]) -> ModelSpec:
+    def from_mapping(cls, name: str, record: Mapping[str, Any]) -> ModelSpec:
+        """The model of its plan record (``editcredit.study_plan.EvalModel.plan_record``: every
+        key given, none defaulted here)."""
         return cls(
             name,
-            str(cfg["dir"]),
-            str(cfg.get("run", "")),
-            int(cfg.get("step", 0)),
-            bool(cfg.get("diagnostic", False)),
-            tuple(cfg.get("evalsets", ())),
-            int(cfg.get("samples", 0)),
+            str(record["dir"]),
+            str(record["run"]),
+            int(record["step"]),
+            bool(record["diagnostic"]),
+            tuple(record["evalsets"]),
+            int(record["samples"]),
         )
 
     def evaluated_on(self, evalset: str) -> bool:
@@ -92,18 +95,26 @@ class EvalSetSpec:
     suite: str
     splits: tuple[str, ...]
     samples: int
-    max_tasks: int = 0
-    with_training_pool: bool = False
+    max_tasks: int
+    with_training_pool: bool
 
     @classmethod
-    def from_mapping(cls, name: str, cfg: Mapping[str, Any]) -> EvalSetSpec:
+    def from_mapping(cls, name: str, section: Mapping[str, Any]) -> EvalSetSpec:
+        """The eval set of config ``evaluation.evalsets.<name>`` (the schema filled its keys),
+        read strictly as :class:`~editcredit.settings.EvalSetSettings`."""
+        return cls.from_settings(
+            name, EvalSetSettings.from_mapping(section, f"evaluation.evalsets.{name}")
+        )
+
+    @classmethod
+    def from_settings(cls, name: str, evalset: EvalSetSettings) -> EvalSetSpec:
         spec = cls(
             name,
-            str(cfg["suite"]),
-            tuple(cfg["splits"]),
-            int(cfg["samples"]),
-            int(cfg.get("max_tasks", 0)),
-            bool(cfg.get("with_training_pool", False)),
+            evalset.suite,
+            tuple(evalset.splits),
+            evalset.samples,
+            evalset.max_tasks,
+            evalset.with_training_pool,
         )
         if spec.samples < 1:
             raise PlanError(f"eval set {name}: samples must be >= 1, got {spec.samples}")

@@ -36,6 +36,7 @@ def _call(inputs: tuple[TableInputs, str, str], settings: TablesSettings, ctx: J
         template_dir=template_dir,
         out_dir=out_dir,
         config=ctx.provenance_config,
+        design=ctx.settings.training,
     )
 
 

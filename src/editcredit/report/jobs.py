@@ -12,6 +12,7 @@ from editcredit.job_settings import TablesSettings
 from editcredit.report import figures
 from editcredit.report.paper import build_pdf
 from editcredit.report.tables import TableInputs, render_tables
+from editcredit.settings import TrainingSettings
 
 __all__ = ["figures_job", "paper_job", "tables_job"]
 
@@ -25,8 +26,10 @@ def tables_job(
     template_dir: str,
     out_dir: str,
     config: Any,
+    design: TrainingSettings,
 ) -> dict[str, Path]:
-    """Rule render_tables: every ``paper/tables/*.tex``; ``settings`` is the rule's params.
+    """Rule render_tables: every ``paper/tables/*.tex``; ``settings`` is the rule's params,
+    ``design`` the typed ``training`` section (the GRPO settings and pool the paper states).
 
     ``inputs.slots`` are the slots files of every evaluated model and eval set (the appendix
     table of unresolved slots), as the rule declares them. ``inputs.benchmarks`` are the
@@ -35,7 +38,7 @@ def tables_job(
     nothing under ``inputs.benchmark_root`` that the DAG does not name is read.
     """
     written = render_tables(
-        inputs, settings, template_dir=template_dir, out_dir=out_dir, config=config
+        inputs, settings, template_dir=template_dir, out_dir=out_dir, config=config, design=design
     )
     for rec in inputs.records(inputs.comparisons):
         log.info("%s", rec["gate"]["line"])

@@ -23,6 +23,7 @@ from editcredit.report.latex import (
     points,
     pvalue,
 )
+from editcredit.settings import TrainingSettings
 
 __all__ = ["comparison_numbers", "study_numbers"]
 
@@ -93,9 +94,10 @@ def study_numbers(
     suites: Sequence[Record],
     code: Mapping[str, Any],
     config_sha256: str,
-    training_cfg: Mapping[str, Any] | None = None,
+    design: TrainingSettings,
 ) -> dict[str, str]:
-    """Every macro of ``numbers.tex`` (key -> LaTeX text), sorted by key."""
+    """Every macro of ``numbers.tex`` (key -> LaTeX text), sorted by key; ``design`` is config
+    ``training`` (the GRPO settings and the pool the paper states)."""
     by_name = {rec["comparison"]: rec for rec in comparisons}
     if main not in by_name:
         raise ValueError(f"stats.main {main!r} is not a configured comparison {sorted(by_name)}")
@@ -124,7 +126,7 @@ def study_numbers(
             "config.hash": _short(config_sha256, 12),
         }
     )
-    grpo = dict((training_cfg or {}).get("grpo", {}))
+    grpo = design.grpo
     for key, name in (
         ("credit_lambda", "lambda"),
         ("credit_c", "c"),
@@ -132,15 +134,15 @@ def study_numbers(
         ("group_size", "group"),
         ("dppo_delta", "delta"),
     ):
-        out[f"cfg.{name}"] = latex_escape(f"{grpo[key]:g}") if key in grpo else DASH
-    pool = int((training_cfg or {}).get("pool_size", 0))
+        out[f"cfg.{name}"] = latex_escape(f"{grpo[key]:g}")
+    pool = design.pool_size
     out["cfg.pool"] = f"at most {count(pool)}" if pool else "every eligible"
-    screen = dict((training_cfg or {}).get("pool_screen") or {})
-    if pool and screen.get("samples"):
+    screen = design.pool_screen
+    if pool and screen.samples:
         out["cfg.pool.chosen"] = (
-            f"screened by the base policy: of the first {count(screen['candidates'])} eligible "
+            f"screened by the base policy: of the first {count(screen.candidates)} eligible "
             "train tasks in SHA256 order of their ids, the first it solved in some but not all "
-            f"of {count(screen['samples'])} episodes"
+            f"of {count(screen.samples)} episodes"
         )
     else:
         out["cfg.pool.chosen"] = "the first eligible train tasks in SHA256 order of their ids"

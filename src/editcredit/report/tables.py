@@ -26,6 +26,7 @@ from editcredit.report import context as ctx
 from editcredit.report.costs import cost_rows
 from editcredit.report.latex import make_env, render_template, write_tex
 from editcredit.report.numbers import study_numbers
+from editcredit.settings import TrainingSettings
 
 #: the training phases whose seconds the cost table shows (``editcredit.rl.timing.PHASES``)
 PHASES = ("seconds_rollout", "seconds_counterfactual", "seconds_update")
@@ -187,6 +188,7 @@ def render_tables(
     template_dir: str | Path,
     out_dir: str | Path,
     config: Any,
+    design: TrainingSettings,
 ) -> dict[str, Path]:
     """Render every table of :data:`TABLES` into ``out_dir``; returns name -> path.
 
@@ -198,7 +200,9 @@ def render_tables(
             budget (config ``budgets.run``).
         template_dir: ``paper/templates``.
         out_dir: ``paper/tables``.
-        config: the workflow config (its hash goes into every provenance line).
+        config: the workflow config (its hash goes into every provenance line; never read).
+        design: the typed ``training`` section (the GRPO settings and the pool the paper's
+            numbers state).
     """
     main, arm_order, run_order = settings.main, settings.arm_order, settings.run_order
     env = make_env(template_dir)
@@ -217,7 +221,7 @@ def render_tables(
         suites=suites,
         code=code_version(),
         config_sha256=config_hash(config),
-        training_cfg=config.get("training", {}) if isinstance(config, Mapping) else {},
+        design=design,
     )
     every = [*inputs.controls, *inputs.scores, *inputs.comparisons, *inputs.training]
     plan: dict[str, tuple[dict[str, Any], list[str | Path]]] = {

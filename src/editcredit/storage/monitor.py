@@ -42,9 +42,7 @@ class Floor:
     @classmethod
     def from_health(cls, health: Mapping[str, Any]) -> Floor:
         """The floor of config ``training.health``."""
-        return cls(
-            int(float(health["min_free_disk_gb"]) * 1e9), int(health.get("min_free_inodes", 0))
-        )
+        return cls(int(float(health["min_free_disk_gb"]) * 1e9), int(health["min_free_inodes"]))
 
 
 def probe(path: str | Path) -> DiskState:
