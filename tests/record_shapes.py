@@ -7,7 +7,15 @@ from __future__ import annotations
 
 import types
 import typing
-from typing import Any, get_args, get_origin, get_type_hints, is_typeddict
+from typing import Any, NotRequired, get_args, get_origin, get_type_hints, is_typeddict
+
+
+def _required(record: Any) -> set[str]:
+    """The keys ``record`` requires: not those of a ``total=False`` part nor those marked
+    ``NotRequired`` (which a module with postponed annotations leaves in ``__required_keys__``)."""
+    marked = get_type_hints(record, include_extras=True)
+    optional = {k for k, hint in marked.items() if get_origin(hint) is NotRequired}
+    return set(record.__required_keys__) - set(record.__optional_keys__) - optional
 
 
 def assert_record(value: Any, record: Any, where: str = "record", *, ordered: bool = True) -> None:
@@ -23,7 +31,7 @@ def assert_record(value: Any, record: Any, where: str = "record", *, ordered: bo
     if is_typeddict(record):
         assert isinstance(value, dict), f"{where}: {type(value).__name__}, not a dict"
         hints = get_type_hints(record)
-        missing = sorted(set(record.__required_keys__) - set(value))
+        missing = sorted(_required(record) - set(value))
         assert not missing, f"{where}: missing required keys {missing}"
         keys = list(value) if ordered else sorted(value)
         present = [k for k in hints if k in value]

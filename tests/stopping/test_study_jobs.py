@@ -276,6 +276,7 @@ def test_the_stop_records_are_their_typed_records(study):
     of their TypedDicts (editcredit.stopping.records), in their order."""
     from record_shapes import assert_record
 
+    from editcredit.stopping.jobs import StopEval, StopPolicies
     from editcredit.stopping.records import (
         CurvePoint,
         GateChoice,
@@ -298,5 +299,16 @@ def test_the_stop_records_are_their_typed_records(study):
     assert_record(fitted["fit_curve"], list[CurvePoint])
     assert_record(result["sealed_curve"], list[CurvePoint])
     assert list(fitted["gate_choice"]) == list(GateChoice.__annotations__)
+    # the records the jobs return, as built, and the files they write (sorted keys)
+    assert_record(fitted, StopPolicies)
+    # the eval's fit and gate choice are policies.json's as read back (sorted keys)
+    assert_record(result, StopEval, ordered=False)
+    for path, record in [
+        ("results/stop/policies.json", StopPolicies),
+        ("results/stop/eval.json", StopEval),
+    ]:
+        written = json.loads(Path(path).read_text())
+        written.pop("provenance")  # write_result_json's block beside the record
+        assert_record(written, record, ordered=False)
     # the gate as recorded once (sorted keys): the verdict plus where and when it was applied
     assert set(StopGateVerdict.__annotations__) < set(result["gate"])

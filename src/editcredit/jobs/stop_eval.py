@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from editcredit.jobs.harness import Job, JobContext, rule_files
-from editcredit.stopping.jobs import stop_eval_job
+from editcredit.stopping.jobs import StopEval, stop_eval_job
 
 
-def _call(sm: Any, _settings: None, ctx: JobContext) -> dict[str, Any]:
+def _call(sm: Any, _settings: None, ctx: JobContext) -> StopEval:
     return stop_eval_job(
         checkpoints=list(sm.input.checkpoints),
         scores=sm.input.scores,
@@ -21,7 +21,7 @@ def _call(sm: Any, _settings: None, ctx: JobContext) -> dict[str, Any]:
     )
 
 
-def _gate_line(record: dict[str, Any]) -> str:
+def _gate_line(record: StopEval) -> str:
     return f"stop study gate: {record['gate']['verdict']}"
 
 

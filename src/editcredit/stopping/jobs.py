@@ -9,7 +9,7 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import pandas as pd
 import pyarrow as pa
@@ -27,6 +27,7 @@ from editcredit.protocol.spec import load_protocol, protocol_sha256
 from editcredit.stopping.build import LABEL_COLUMNS
 from editcredit.stopping.learned import fit_model, learned_policies, score_points
 from editcredit.stopping.policies import fixed_policies, ordered
+from editcredit.stopping.records import CurvePoint, GateChoice, PolicyRow
 from editcredit.stopping.study import (
     as_float,
     choose_gate,
@@ -95,6 +96,46 @@ def _score_columns(df: pd.DataFrame) -> list[str]:
     return [c for c in df.columns if c not in base]
 
 
+class StopPolicies(TypedDict):
+    """``results/stop/policies.json`` (sorted keys): the models fitted and the fit split's
+    policies, with the gate's candidate and comparator, fixed before any sealed label is read."""
+
+    study: str
+    protocol: str  # the protocol file
+    protocol_sha256: str
+    features: list[str]  # the learned models' features, in the protocol's order
+    models: dict[str, str]  # learned policy -> its fitted model's note
+    kinds: dict[str, str]  # policy -> its kind ("fixed", "agent", ...)
+    family: dict[str, str]  # learned policy -> its family
+    fit: dict[str, PolicyRow]  # policy -> its fit-split row
+    fit_curve: list[CurvePoint]
+    gate_choice: GateChoice
+
+
+class _StopEvalCore(TypedDict):
+    study: str
+    protocol: str
+    protocol_sha256: str
+    frozen_at: str  # when the protocol was frozen (its freeze receipt)
+    fit: dict[str, PolicyRow]  # as fitted (policies.json)
+    fit_curve: list[CurvePoint]
+    kinds: dict[str, str]
+    gate_choice: GateChoice
+    seal: str  # the study's seal (logs/seals/{study}.json)
+
+
+class StopEval(_StopEvalCore, total=False):
+    """``results/stop/eval.json`` (sorted keys): every policy on the sealed split and the
+    gate applied once. Without sealed trajectories ``sealed`` is empty and ``gate`` says it was
+    not applied (``verdict`` and ``reason``); else ``gate`` is the recorded
+    :class:`~editcredit.stopping.records.StopGateVerdict` with the protocol's hash, when it was
+    applied and the gate record's path."""
+
+    sealed: dict[str, PolicyRow]
+    sealed_curve: list[CurvePoint]
+    gate: dict[str, Any]
+
+
 def stop_policies_job(
     *,
     checkpoints: Sequence[str],
@@ -103,7 +144,7 @@ def stop_policies_job(
     out_scores: str,
     out_policies: str,
     config: Any,
-) -> dict[str, Any]:
+) -> StopPolicies:
     """Fit the learned models on the fit split, score every point, evaluate every policy on the
     fit split, and fix the gate's candidate and comparator before any sealed label is read."""
     check_frozen(protocol, receipt)
@@ -127,7 +168,7 @@ def stop_policies_job(
         [*checkpoints, protocol],
         config,
     )
-    record = as_float(
+    record: StopPolicies = as_float(
         {
             "study": spec["study"],
             "protocol": protocol,
@@ -156,7 +197,7 @@ def stop_eval_job(
     out: str,
     config: Any,
     seal_dir: str | Path = DEFAULT_SEAL_DIR,
-) -> dict[str, Any]:
+) -> StopEval:
     """Evaluate every policy on the sealed split (labels through the seal) and apply the gate
     once; write ``results/stop/eval.json``."""
     frozen = check_frozen(protocol, receipt)
@@ -183,7 +224,7 @@ def stop_eval_job(
     sealed = ordered(sealed.merge(score[[*KEYS, *_score_columns(score)]], on=KEYS, how="left"))
     policies, kinds, _ = policy_sets(spec)
     boot = spec["bootstrap"]
-    record: dict[str, Any] = {
+    record: StopEval = {
         "study": spec["study"],
         "protocol": protocol,
         "protocol_sha256": frozen["protocol_sha256"],
@@ -201,21 +242,17 @@ def stop_eval_job(
         verdict = as_float({**verdict, "protocol_sha256": frozen["protocol_sha256"]})
         key = evaluation_key(sealed, fitted["gate_choice"])
         recorded = apply_gate_once(spec["study"], verdict, seal_dir, key)
-        record.update(
-            sealed=as_float(table),
-            sealed_curve=as_float(curve(table)),
-            gate={
-                **recorded["record"],
-                "applied_at": recorded["applied_at"],
-                "record": gate_path(spec["study"], seal_dir, key).as_posix(),
-            },
-        )
+        record["sealed"] = as_float(table)
+        record["sealed_curve"] = as_float(curve(table))
+        record["gate"] = {
+            **recorded["record"],
+            "applied_at": recorded["applied_at"],
+            "record": gate_path(spec["study"], seal_dir, key).as_posix(),
+        }
     else:
-        record.update(
-            sealed={},
-            sealed_curve=[],
-            gate={"verdict": "not applied", "reason": "no sealed trajectories"},
-        )
+        record["sealed"] = {}
+        record["sealed_curve"] = []
+        record["gate"] = {"verdict": "not applied", "reason": "no sealed trajectories"}
     write_result_json(
         out, as_float(record), [*checkpoints, scores, policies_json, protocol, receipt], config
     )
