@@ -100,11 +100,12 @@ def write_bash_qwen2(
 ) -> Path:
     """The stock directory at ``out``, trained on :func:`expert_episodes` of ``tasks``."""
     import torch
+    from policyfactory import sft_config
     from transformers import AutoTokenizer, Qwen2ForCausalLM
 
     from editcredit.agent.environments import environment_factory
     from editcredit.policy.chat import ChatTemplate
-    from editcredit.policy.sft import SFTConfig, chat_example, train_sft
+    from editcredit.policy.sft import chat_example, train_sft
 
     make_env = environment_factory({**agent_cfg, "environment": "bash"}, sandbox_cfg)
     episodes = expert_episodes(tasks, make_env)
@@ -116,7 +117,7 @@ def write_bash_qwen2(
         for obs, acts in episodes
     ]
     model = Qwen2ForCausalLM.from_pretrained(str(out))
-    cfg = SFTConfig(lr=3e-3, batch_size=4, max_steps=300, warmup_steps=20, threads=2)
+    cfg = sft_config(lr=3e-3, batch_size=4, max_steps=300, warmup_steps=20, threads=2)
     train_sft(model, examples, chat.pad, cfg, torch.device("cpu"))
     model.save_pretrained(str(out), safe_serialization=True)
     return out

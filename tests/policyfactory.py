@@ -6,9 +6,25 @@ import json
 from pathlib import Path
 
 import torch
+import yaml
 from taskfactory import CONFIG, make_calc_task
 
 from editcredit.data.task import Task
+
+#: config ``models.<name>.sft`` as the schema fills an empty one: each key's default.
+SCHEMA = yaml.safe_load((Path(__file__).parents[1] / "config" / "schema.yaml").read_text())
+SFT_SCHEMA = SCHEMA["properties"]["models"]["additionalProperties"]["properties"]["sft"]
+SFT_DEFAULTS = {key: sub["default"] for key, sub in SFT_SCHEMA["properties"].items()}
+
+
+def sft_config(seed: int = 0, **values):
+    """The SFT settings of the schema's defaults with ``values`` over them (editcredit.policy.sft
+    has none of its own)."""
+    from editcredit.policy.sft import SFTConfig
+    from editcredit.settings import Sft
+
+    return SFTConfig.from_settings(Sft.from_mapping({**SFT_DEFAULTS, **values}), seed)
+
 
 TOY_ARCH = {
     "hidden_size": 32,
@@ -82,8 +98,10 @@ def train_toy_policy(
             "rename_prob": 0.0,
             "rename_locals": True,
             "fragment_style": "minimal",
+            "rename_copies": 0,
         },
         "sft": {
+            **SFT_DEFAULTS,
             "lr": 0.01,
             "batch_size": 8,
             "max_steps": sft_steps,

@@ -95,3 +95,24 @@ def mismatches(schema: dict[str, Any], cls: type, path: str) -> list[str]:
 
 def test_the_settings_tree_is_the_schema_typed():
     assert mismatches(SCHEMA, Settings, "config") == []
+
+
+def test_sft_config_is_the_schema_s_sft_section_and_the_model_seed():
+    """``editcredit.policy.sft.SFTConfig`` holds config ``models.<name>.sft``'s keys, typed as
+    the schema types them, and the model's seed, none with a default of its own: the schema
+    fills every key (so the settings' ``Sft`` requires it) and ``from_settings`` builds it."""
+    from editcredit.policy.sft import SFTConfig
+    from editcredit.settings import Sft
+
+    sft = resolved(SCHEMA["properties"]["models"]["additionalProperties"])["properties"]["sft"]
+    keys = sft["properties"]
+    fields = {f.name: f for f in dataclasses.fields(SFTConfig)}
+    assert set(fields) == set(keys) | {"seed"}
+    assert all("default" in keys[k] for k in keys), "every SFT key has the schema's default"
+    hints = typing.get_type_hints(SFTConfig)
+    assert {k: hints[k] for k in keys} == {k: schema_type(keys[k]) for k in keys}
+    no_default = (dataclasses.MISSING, dataclasses.MISSING)
+    assert all((f.default, f.default_factory) == no_default for f in fields.values())
+    section = Sft.from_mapping({k: v["default"] for k, v in keys.items()})
+    built = SFTConfig.from_settings(section, seed=7)
+    assert dataclasses.asdict(built) == {**section.to_dict(), "seed": 7}

@@ -213,7 +213,7 @@ class Architecture(Section):
     max_positions: int | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)  # keyword-only: a required field after optional ones
 class Experts(Section):
     """``models.<name>.experts``: the scripted experts whose episodes are the SFT data."""
 
@@ -226,7 +226,7 @@ class Experts(Section):
     episodes_per_task: int | None = None
     detour_prob: float | None = None
     run_prob: float | None = None
-    rename_copies: int | None = None
+    rename_copies: int
 
 
 @dataclass(frozen=True, kw_only=True)  # keyword-only: the fields keep the schema's order
@@ -235,15 +235,15 @@ class Sft(Section):
 
     threads: int
     length_grouping: int
-    lr: float | None = None
-    batch_size: int | None = None
-    max_steps: int | None = None
-    warmup_steps: int | None = None
-    observation_loss_weight: float | None = None
+    lr: float
+    batch_size: int
+    max_steps: int
+    warmup_steps: int
+    observation_loss_weight: float
     end_of_turn_loss_weight: float
     copy_steps: int
     copy_rows: int
-    ema_decay: float | None = None
+    ema_decay: float
 
 
 @dataclass(frozen=True, kw_only=True)  # keyword-only: the fields keep the schema's order

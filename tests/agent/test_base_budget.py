@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from policyfactory import TOY_ARCH, toy_tasks
+from policyfactory import SFT_DEFAULTS, TOY_ARCH, toy_tasks
 from taskfactory import CONFIG
 
 from editcredit.agent.base_job import base_model_job
@@ -29,8 +29,10 @@ MODEL = {
         "rename_prob": 0.0,
         "rename_locals": True,
         "fragment_style": "minimal",
+        "rename_copies": 0,
     },
     "sft": {
+        **SFT_DEFAULTS,
         "lr": 0.01,
         "batch_size": 4,
         "max_steps": 150,  # two SFT chunks of at most 100 steps

@@ -62,13 +62,13 @@ def test_no_lines_is_one_clear_error():
 
 
 def test_drill_steps_need_drills_and_run_before_the_episodes():
-    from policyfactory import tiny_qwen2
+    from policyfactory import sft_config, tiny_qwen2
 
-    from editcredit.policy.sft import SFTConfig, train_sft
+    from editcredit.policy.sft import train_sft
 
     model = tiny_qwen2(vocab_size=128)
     episodes = [([5, 6, 7, 8], [0, 0, 1, 1])] * 4
-    cfg = SFTConfig(batch_size=2, max_steps=3, warmup_steps=1, copy_steps=2, copy_rows=1)
+    cfg = sft_config(batch_size=2, max_steps=3, warmup_steps=1, copy_steps=2, copy_rows=1)
     with pytest.raises(ValueError, match="copy drills"):
         train_sft(model, episodes, 0, cfg, torch.device("cpu"))
     drills = copy_drills(["def f(a):\n    return a"], encode, SEP, NL, 8, 0)

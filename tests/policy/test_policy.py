@@ -186,10 +186,12 @@ def test_end_of_turn_weight_reaches_only_the_token_that_closes_an_action(
 
 
 def test_end_of_turn_weight_needs_the_token(saved):
-    from editcredit.policy.sft import SFTConfig, train_sft
+    from policyfactory import sft_config
+
+    from editcredit.policy.sft import train_sft
 
     _, chat, model = _generator(saved)
-    cfg = SFTConfig(max_steps=1, end_of_turn_loss_weight=2.0)
+    cfg = sft_config(max_steps=1, end_of_turn_loss_weight=2.0)
     with pytest.raises(ValueError, match="end-of-turn token"):
         train_sft(model, _padded_examples(chat), chat.pad, cfg, torch.device("cpu"))
 

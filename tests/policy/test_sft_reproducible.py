@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from policyfactory import SFT_DEFAULTS
 
 from editcredit.policy.base_training import fit_base_model
 from editcredit.policy.sft import SFTConfig, lr_factor
@@ -38,8 +39,9 @@ CFG = {
     "tokenizer_vocab": 300,
     "tokenizer_whole_numbers_below": 0,
     "architecture": ARCH,
-    "experts": {"rename_prob": 0.0, "rename_locals": True},
+    "experts": {"rename_prob": 0.0, "rename_locals": True, "rename_copies": 0},
     "sft": {
+        **SFT_DEFAULTS,
         "lr": 0.01,
         "batch_size": 4,
         "max_steps": 40,

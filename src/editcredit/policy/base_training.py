@@ -26,6 +26,7 @@ from editcredit.policy.model import new_model, tiny_config
 from editcredit.policy.sft import SFTConfig, chat_example, train_sft
 from editcredit.policy.tokenizer import train_tokenizer
 from editcredit.protocol.budget import BudgetGuard
+from editcredit.settings import Sft
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel
@@ -99,7 +100,7 @@ def fit_base_model(
     corpus = augment_with_renames(
         corpus,
         names,
-        int(cfg["experts"].get("rename_copies") or 0),  # optional: absent, no copies
+        int(cfg["experts"]["rename_copies"]),
         int(cfg["seed"]),
         float(cfg["experts"]["rename_prob"]),
         bool(cfg["experts"]["rename_locals"]),
@@ -115,7 +116,7 @@ def fit_base_model(
         tiny_config(len(tokenizer), cfg["architecture"], chat.pad, chat.bos, chat.end_of_turn),
         int(cfg["seed"]),
     )
-    sft = SFTConfig(**{**cfg["sft"], "seed": int(cfg["seed"])})
+    sft = SFTConfig.from_settings(Sft.from_mapping(cfg["sft"]), int(cfg["seed"]))
     drills = None
     if sft.copy_steps or sft.copy_rows:
         newline = chat.encode_text("\n")

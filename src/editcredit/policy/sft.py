@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 import time
@@ -14,43 +15,57 @@ from tqdm import tqdm
 from editcredit.policy.chat import ChatTemplate
 from editcredit.policy.hidden_at import hidden_at
 from editcredit.protocol.budget import BudgetGuard
+from editcredit.settings import Sft
 
 #: SFT optimiser steps between two budget checks
 SFT_CHUNK = 100
 
 
+#: AdamW's weight decay in SFT: a constant of the method, not a setting.
+WEIGHT_DECAY = 0.01
+
+
 @dataclass(frozen=True)
 class SFTConfig:
-    """Optimisation settings of the base-model training."""
+    """Optimisation settings of the base-model training: config ``models.<name>.sft`` (each
+    field a key of it, described, bounded and defaulted in config/schema.yaml alone) and the
+    model's ``seed``. No field has a default: :meth:`from_settings` builds it from the typed
+    section."""
 
-    lr: float = 3e-3
-    weight_decay: float = 0.01
-    batch_size: int = 16
-    max_steps: int = 2000
+    lr: float
+    batch_size: int
+    max_steps: int
     """The number of optimiser steps: how far training goes depends on config and data only,
     never on the machine's speed (METHOD §11)."""
-    warmup_steps: int = 50
-    observation_loss_weight: float = 0.0
-    end_of_turn_loss_weight: float = 1.0
+    warmup_steps: int
+    observation_loss_weight: float
+    end_of_turn_loss_weight: float
     """Loss weight of the end-of-turn token that closes each action (the action's other tokens
     weigh 1): the decision that the action is complete, where a policy sampled at T = 1 runs on
     into text that is no action (``try 1 expect 12``)."""
-    threads: int = 2
+    threads: int
     """CPU threads of the training (torch intra-op): part of the config because the sums of a
     matrix product may split differently with another count, so the bytes depend on it."""
-    length_grouping: int = 16
+    length_grouping: int
     """Batches are drawn from pools of this many batches sorted by length (less padding, so
     more steps per second); 1 draws plain shuffled batches."""
-    copy_steps: int = 0
+    copy_steps: int
     """Steps of copy drills alone before the episodes' ``max_steps`` (policy.copy_drill);
     the learning-rate schedule spans both."""
-    copy_rows: int = 0
+    copy_rows: int
     """Copy drills added to each batch of episodes."""
-    ema_decay: float = 0.0
+    ema_decay: float
     """Weight averaging: the model written is an exponential moving average of the weights over
     the steps (each step ``avg = d * avg + (1 - d) * weights``; 0 keeps the last step's weights,
     the same bytes as without it). A step's noise then weighs less in the model sampled at T = 1."""
-    seed: int = 0
+    seed: int
+
+    @classmethod
+    def from_settings(cls, sft: Sft, seed: int) -> SFTConfig:
+        """The SFT of a model's typed ``sft`` section and its ``seed``."""
+        return cls(
+            **{f.name: getattr(sft, f.name) for f in dataclasses.fields(sft)}, seed=int(seed)
+        )
 
 
 def chat_example(
@@ -192,7 +207,7 @@ def train_sft(
         torch.set_num_threads(cfg.threads)
     model.to(device).train()
     opt = torch.optim.AdamW(
-        model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, betas=(0.9, 0.98)
+        model.parameters(), lr=cfg.lr, weight_decay=WEIGHT_DECAY, betas=(0.9, 0.98)
     )
 
     start = time.monotonic()
