@@ -11,7 +11,7 @@ import json
 import random
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 import numpy as np
 import torch
@@ -33,6 +33,22 @@ TOKENIZER_FILES = (
 plays the model through."""
 
 
+class RngState(TypedDict):
+    """``state/rng.json``: every generator a checkpoint records, as JSON lists."""
+
+    python: list[Any]  # random.getstate(): [version, internal state, gauss]
+    numpy: list[Any]  # numpy's legacy MT19937 state: [name, keys, pos, has_gauss, cached]
+    torch: list[int]  # torch's CPU generator state, bytes
+
+
+class SegmentState(TypedDict):
+    """``state/cursor.json`` (sorted keys): where the next segment starts."""
+
+    cursor: dict[str, int]  # the data cursor (rl.cursor.DataCursor: seed, epoch, position)
+    health: dict[str, Any]  # the health monitor's state (rl.health.HealthMonitor.state)
+    step: int  # the run's last trained step
+
+
 def seed_rng(seed: int) -> None:
     """Seed every generator a checkpoint records (Python's, NumPy's global one and torch's) from
     the run's seed, so that a run's first ``state/rng.json`` is a function of its seed; Python
@@ -43,7 +59,7 @@ def seed_rng(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def rng_state() -> dict[str, Any]:
+def rng_state() -> RngState:
     # the legacy global generator is MT19937, whose state is a tuple (name, keys, pos, ...)
     np_state = cast(tuple[Any, ...], np.random.get_state())
     return {
@@ -53,7 +69,7 @@ def rng_state() -> dict[str, Any]:
     }
 
 
-def restore_rng(state: dict[str, Any]) -> None:
+def restore_rng(state: RngState) -> None:
     v, internal, gauss = state["python"]
     random.setstate((v, tuple(internal), gauss))
     name, keys, pos, has_gauss, cached = state["numpy"]
@@ -66,10 +82,11 @@ def save_segment(
     model: torch.nn.Module,
     tokenizer_dir: Path,
     optimizer: torch.optim.Optimizer,
-    cursor: dict[str, Any],
+    cursor: SegmentState,
     extra_files: dict[str, Any],
 ) -> None:
-    """Write the model, its tokenizer, the optimiser, RNG and cursor state, then ``extra_files``
+    """Write the model, its tokenizer, the optimiser, RNG and cursor state (``cursor``), then
+    ``extra_files``
     (name -> callable(path) writing that file), all under ``out_dir`` at once."""
     tmp = out_dir.with_name(f".{out_dir.name}.tmp")
     if tmp.exists():
