@@ -164,18 +164,55 @@ def snapshot_of(guarded, modules=()) -> dict:
     return out
 
 
-_KEYS: "dict[str, list[str]]" = {}
+#: id(snapshot) -> (the snapshot, its plan): each key parsed once into (key, module, attribute
+#: names, object, code). A snapshot is never changed once taken; the entry holds it, so its id
+#: is not reused while the entry lives.
+_PLANS: dict = {}
+_FUNCTION = types.FunctionType
+
+
+def _plan(before: dict) -> tuple:
+    entry = _PLANS.get(id(before))
+    if entry is None or entry[0] is not before:
+        plan = []
+        for key, (obj, code) in before.items():
+            module, path = key.split(":", 1)
+            plan.append((key, module, tuple(path.split(".")), obj, code))
+        entry = _PLANS[id(before)] = (before, tuple(plan))
+    return entry[1]
 
 
 def changes(before: dict, extra: "dict | None" = None) -> "list[str]":
-    """Guarded names whose object (or its code) is no longer the one snapshotted."""
+    """Guarded names whose object (or its code) is no longer the one snapshotted.
+
+    Each object is resolved as :func:`_resolve` does and its code read as :func:`_code_of`
+    does, inline: this runs at every phase report of every test."""
     out = []
-    for key, (obj, code) in before.items():
-        parsed = _KEYS.get(key)
-        if parsed is None:
-            parsed = _KEYS[key] = key.split(":", 1)
-        now = _resolve(*parsed)
-        if now is not obj or _code_of(now) is not code:
+    modules = sys.modules
+    for key, module, names, obj, code in _plan(before):
+        now = modules.get(module)
+        if now is None:
+            now = _ABSENT
+        for name in names:
+            if now is _ABSENT:
+                break
+            if isinstance(now, type):
+                for klass in now.__mro__:
+                    space = klass.__dict__
+                    if name in space:
+                        now = space[name]
+                        break
+                else:
+                    now = _ABSENT
+            else:
+                space = getattr(now, "__dict__", None)
+                now = space[name] if space is not None and name in space else _ABSENT
+        if now is not obj:
+            out.append(key)
+        elif type(now) is _FUNCTION:
+            if now.__code__ is not code:
+                out.append(key)
+        elif _code_of(now) is not code:
             out.append(key)
     for key, (obj, code) in (extra or {}).items():
         if _code_of(obj) is not code:
@@ -244,16 +281,51 @@ def hook_changes(before: dict, config, patched: "frozenset[str]") -> "list[str]"
             out.append(f"hook {name}: caller replaced")
             foreign += _foreign_hooks(name, tuple((0, i.function, 0) for i in cur_impls), patched)
             continue
-        if len(cur_impls) == len(impls) and all(map(_same_impl, cur_impls, impls)):
+        if len(cur_impls) == len(impls) and _all_same(cur_impls, impls):
             foreign += _foreign_of_snapshot(name, impls, patched)
             continue
-        current = tuple((id(i.plugin), i.function, _code_of(i.function)) for i in cur_impls)
-        ids = {(i[0], id(i[1]), id(i[2])) for i in current}
-        if any((i[0], id(i[1]), id(i[2])) not in ids for i in impls):
+        last = _LAST_JUDGED.get(name)
+        if (
+            last is not None
+            and last[0] is impls
+            and last[1] is patched
+            and len(cur_impls) == len(last[2])
+            and all(map(_same_impl, cur_impls, last[2]))
+        ):
+            removed, found = last[3], last[4]
+        else:
+            current = tuple((id(i.plugin), i.function, _code_of(i.function)) for i in cur_impls)
+            ids = {(i[0], id(i[1]), id(i[2])) for i in current}
+            removed = any((i[0], id(i[1]), id(i[2])) not in ids for i in impls)
+            found = _foreign_hooks(name, current, patched)
+            _LAST_JUDGED[name] = (impls, patched, current, removed, found)
+        if removed:
             out.append(f"hook {name}: implementation removed or swapped")
-        foreign += _foreign_hooks(name, current, patched)
+        foreign += found
     out += [f for f in foreign if f not in out]
     return out
+
+
+#: hook name -> (the snapshot's implementations, the patched set, the implementations last
+#: judged against them, removed?, their foreign findings): implementations registered after
+#: the snapshot (pytest's logging plugin registers in a late ``pytest_configure``; a suite's
+#: conftest files during collection) are judged once, not at every check, while the same
+#: plugins, functions and code stay (compared as :func:`_same_impl` compares with the
+#: snapshot). The entry holds what it compares by identity, so no id is reused while it lives.
+_LAST_JUDGED: dict = {}
+
+
+def _all_same(impls, snaps: tuple) -> bool:
+    """:func:`_same_impl` of each pair, inline (this runs at every check)."""
+    # the lengths are equal (checked first); zip has no strict= before Python 3.10
+    for impl, (plugin_id, snap_function, snap_code) in zip(impls, snaps):  # noqa: B905
+        function = impl.function
+        if function is not snap_function or id(impl.plugin) != plugin_id:
+            return False
+        code = function.__code__ if type(function) is _FUNCTION else _code_of(function)
+        if code is not snap_code:
+            return False
+    return True
 
 
 def _same_impl(impl, snap: tuple) -> bool:

@@ -37,10 +37,39 @@ def entry_points(patched: "frozenset[str]") -> "list[tuple[str, object]]":
     """(name, entry point) of every ``pytest11`` entry point of the distributions on
     ``sys.path`` (the first distribution of a name wins, as in pluggy), less those of a
     distribution whose metadata the patch touched."""
+    out, names = [], set()
+    for where, eps in distributions():
+        if where is not None and _touched(where, patched):
+            continue
+        for ep in eps:
+            if ep.name not in names:
+                names.add(ep.name)
+                out.append((ep.name, ep))
+    return out
+
+
+#: tuple(sys.path) -> what :func:`distributions` found on it. The warm server fills it before
+#: it forks a test process (:func:`prewarm`), so each grading does not read the metadata of
+#: every installed distribution again: the image's are read-only, and the work tree is not on
+#: the server's path.
+_FOUND: dict = {}
+
+
+def distributions() -> "list[tuple[str | None, list]]":
+    """(metadata directory, ``pytest11`` entry points) of each distribution on ``sys.path``,
+    the first of a name only, in the order ``importlib.metadata`` finds them."""
+    key = tuple(sys.path)
+    found = _FOUND.get(key)
+    if found is None:
+        found = _FOUND[key] = _scan()
+    return found
+
+
+def _scan() -> "list[tuple[str | None, list]]":
     metadata = _metadata()
     if metadata is None:
         return []
-    out, names, dists = [], set(), set()
+    out, dists = [], set()
     for dist in metadata.distributions():
         try:
             name = (dist.metadata["Name"] or "").lower().replace("_", "-")
@@ -50,13 +79,20 @@ def entry_points(patched: "frozenset[str]") -> "list[tuple[str, object]]":
             continue
         dists.add(name)
         where = getattr(dist, "_path", None)
-        if where is not None and _touched(str(where), patched):
-            continue
-        for ep in getattr(dist, "entry_points", ()) or ():
-            if ep.group == "pytest11" and ep.name not in names:
-                names.add(ep.name)
-                out.append((ep.name, ep))
+        eps = [ep for ep in getattr(dist, "entry_points", ()) or () if ep.group == "pytest11"]
+        out.append((None if where is None else str(where), eps))
     return out
+
+
+def prewarm(path: "list[str]") -> None:
+    """Find the distributions on ``path`` (a test process's ``sys.path``) in this process,
+    which forks the test processes."""
+    saved = sys.path[:]
+    sys.path[:] = path
+    try:
+        distributions()
+    finally:
+        sys.path[:] = saved
 
 
 def register(pluginmanager, patched: "frozenset[str]") -> "list[str]":

@@ -116,6 +116,11 @@ def hide_guest_modules(workspace: str) -> "list[str]":
 POLL_S = 0.002
 SELECT_S = 0.02
 EOF_WAIT_S = 0.0005  # the first wait for a child whose records have ended
+#: After reading records, the runner lets the next ones gather this long before it reads again:
+#: a test process writes about five records a test, and waking the runner for each one cost
+#: both processes a context switch (the per-test clocks start at most this much later; every
+#: limit is seconds long).
+GATHER_S = 0.003
 PYTEST_FLAGS = [
     "-q",
     "-p",
@@ -150,7 +155,7 @@ def _child(req: dict, fd: int, skip: int, tests: "list[str]", extra: "list[str]"
             os.environ.update(repo_env.activated(os.environ, prefix))
     # the image's own arrangement of imports stays: its development installs and .pth files
     # put the work tree (the patched copy, mounted at the image's path) on the path
-    sys.path[:] = [p for p in sys.path if p and p != GUEST_DIR]
+    sys.path[:] = _test_path()
     hide_guest_modules(workspace)
     if req.get("runner", "pytest") != "pytest":
         code = commands.run(req, fd, _LAZY.get("observer"))
@@ -177,6 +182,11 @@ def _child(req: dict, fd: int, skip: int, tests: "list[str]", extra: "list[str]"
     sys.stderr.flush()
     plugin.emit({"event": "main_returned", "exitstatus": int(code)})
     os._exit(int(code))
+
+
+def _test_path() -> "list[str]":
+    """The test process's ``sys.path``: this one's without the guest directory (and ``''``)."""
+    return [p for p in sys.path if p and p != GUEST_DIR]
 
 
 class Session:
@@ -294,6 +304,8 @@ def run_session(
                     line = raw.decode("utf-8", "replace")
                     s.lines.append(line)
                     current = _track(s, line, req["nonce"], now - start, now, current)
+            if not eof:
+                time.sleep(GATHER_S)
         now = time.monotonic()
         done_pid, wait_status = os.waitpid(pid, os.WNOHANG)
         if done_pid == pid:
@@ -384,6 +396,8 @@ def run_request(req: dict, warm: bool = False) -> dict:
     if warm:
         files = dict.fromkeys(t.split("::", 1)[0] for t in req["tests"])  # node ids too
         _pytest()["rewrite_cache"].prewarm(os.path.join(req["workspace"], f) for f in files)
+        # the image's pytest plugins, found on the path the test process will have
+        importlib.import_module("plugins").prewarm(_test_path())
         gc.freeze()  # the child's collector skips inherited objects: fewer copy-on-write pages
     limits = req.get("limits")
     hard = start + float(req.get("budget_s", req["timeout_s"]))
