@@ -76,3 +76,11 @@ def test_the_control_replay_plays_the_pool_and_lists_it(tmp_path, monkeypatch):
     assert sorted(t.instance_id for t in pools[0]) == sorted(want)
     assert receipt["pool"] == sorted(want)
     assert json.loads(out.with_suffix(".json").read_text())["pool"] == sorted(want)
+    from record_shapes import assert_record
+
+    from editcredit.rl.records import ControlReceipt
+
+    assert_record(receipt, ControlReceipt)
+    written = json.loads(out.with_suffix(".json").read_text())
+    written.pop("provenance")  # write_result_json's block beside the record
+    assert_record(written, ControlReceipt, ordered=False)

@@ -39,6 +39,11 @@ def test_low_disk_stops_with_a_receipt(model_dir, tmp_path, monkeypatch):
     health = {"min_free_disk_gb": 0.0, "min_free_inodes": 0}
     ok = check_storage(segment_monitor(out, health, "M-s1", 2), str(model_dir[0]))
     assert ok["free_bytes"] > ok["expected_checkpoint_bytes"] > 0
+    from record_shapes import assert_record
+
+    from editcredit.rl.records import StorageCheck
+
+    assert_record(ok, StorageCheck)
     health = {"min_free_disk_gb": 1e9, "min_free_inodes": 0}
     with pytest.raises(StorageLow, match="stopped before training"):
         check_storage(segment_monitor(out, health, "M-s1", 2), str(model_dir[0]))

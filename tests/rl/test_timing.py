@@ -78,6 +78,12 @@ def test_the_receipt_keeps_the_workers_kind_and_number_and_no_clock():
         "workers": 3,
     }
     assert stable_workers({"kind": "in_process"}) == {"kind": "in_process"}
+    from record_shapes import assert_record
+
+    from editcredit.rl.records import StableWorkers
+
+    for described in (ray, {"kind": "processes", "workers": 3}, {"kind": "in_process"}):
+        assert_record(stable_workers(described), StableWorkers)
 
 
 def test_the_segment_receipt_holds_no_seconds_and_the_sidecar_holds_them(tmp_path):

@@ -183,6 +183,32 @@ class MetricsRow(TypedDict):
     alerts: str  # JSON: the health monitor's alerts of the step
 
 
+class StorageCheck(TypedDict):
+    """The free disk before a segment trains (``rl.train_job.check_storage``)."""
+
+    free_bytes: int  # free bytes of the output's file system (the volatile sidecar's)
+    expected_checkpoint_bytes: int  # what the segment's checkpoint will take
+    min_free_gb: float  # the floor of training.health
+
+
+class SegmentStorage(TypedDict):
+    """A receipt's ``storage``: the storage check less its free bytes (the clock's fact)."""
+
+    expected_checkpoint_bytes: int
+    min_free_gb: float
+
+
+class _WorkersKind(TypedDict):
+    kind: str  # in_process, processes or ray
+
+
+class StableWorkers(_WorkersKind, total=False):
+    """A receipt's ``workers``: where the rollout workers ran, without what changes between
+    runs (addresses, node ids, which actor took which groups: the volatile sidecar's)."""
+
+    workers: int  # worker processes or Ray actors (none for in_process)
+
+
 class _SegmentReceiptCore(TypedDict):
     run: str
     arm: str  # a records.Arm value
@@ -210,9 +236,31 @@ class SegmentReceipt(_SegmentReceiptCore, total=False):
     quarantined: dict[str, str]  # task -> why the pool quarantined it
     pool: list[str]  # the training pool's task ids
     base_check: dict[str, Any]  # the base model's check against its receipt
-    workers: dict[str, Any]  # the rollout workers, without their volatile facts
-    grader: dict[str, Any]  # the grader's identity
-    storage: dict[str, Any]  # the storage guard's settings
+    workers: StableWorkers  # the rollout workers, without their volatile facts
+    grader: dict[str, Any]  # the grader's identity (open: grading.grader_identity's record)
+    storage: SegmentStorage  # the storage guard's settings
+
+
+class _ControlReceiptCore(TypedDict):
+    run: str  # control-s{seed}
+    seed: int
+    steps: int  # the steps replayed, 1..steps
+    rollouts: int
+    base_model: str
+    device: str
+    workers: StableWorkers
+    grader: dict[str, Any]  # the grader's identity (open: grading.grader_identity's record)
+    budget: BudgetLedger  # without its timed costs (the sidecar's)
+
+
+class ControlReceipt(_ControlReceiptCore, total=False):
+    """The no-learning control's receipt (``results/training/control/s{seed}.json``, sorted
+    keys): what was replayed, where, under which budget; the training job's set-up adds the
+    quarantine, the pool and the base check."""
+
+    quarantined: dict[str, str]
+    pool: list[str]
+    base_check: dict[str, Any]  # audit.base_pin.check_base's record
 
 
 def write_table(rows: Sequence[Mapping[str, Any]], schema: pa.Schema, path: Path) -> None:

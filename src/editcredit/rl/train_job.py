@@ -36,7 +36,15 @@ from editcredit.rl.control import replay_control
 from editcredit.rl.cursor import pool_of_size
 from editcredit.rl.gates import UpdateGateFailed
 from editcredit.rl.pool import read_pool
-from editcredit.rl.records import ROLLOUT_SCHEMA, SegmentReceipt, write_table
+from editcredit.rl.records import (
+    ROLLOUT_SCHEMA,
+    ControlReceipt,
+    SegmentReceipt,
+    SegmentStorage,
+    StableWorkers,
+    StorageCheck,
+    write_table,
+)
 from editcredit.rl.segment import SegmentSpec, train_segment
 from editcredit.rl.step_callbacks import segment_callbacks
 from editcredit.rl.timing import PHASES
@@ -75,7 +83,7 @@ def segment_monitor(out_dir: str, health: dict[str, Any], run: str, step: int) -
     return StorageMonitor(existing_parent(out_dir), Floor.from_health(health), train_job(run, step))
 
 
-def check_storage(monitor: StorageMonitor, start_model: str) -> dict[str, Any]:
+def check_storage(monitor: StorageMonitor, start_model: str) -> StorageCheck:
     """Free disk and inodes before training; stop cleanly with a receipt when the segment's
     checkpoint would not fit (:class:`StorageLow`)."""
     need = expected_checkpoint_bytes(start_model)
@@ -108,10 +116,10 @@ def run_budget_guard(
     return BudgetGuard(run, caps, spent, failed, receipt_dir=receipt_dir, gpus=gpus)
 
 
-def stable_workers(described: dict[str, Any]) -> dict[str, Any]:
+def stable_workers(described: dict[str, Any]) -> StableWorkers:
     """What a receipt keeps of where the rollout workers ran: their kind and number. Addresses,
     Ray node ids and which actor took which groups change from run to run (the sidecar's)."""
-    out = {"kind": described["kind"]}
+    out: StableWorkers = {"kind": described["kind"]}
     if "workers" in described:
         out["workers"] = described["workers"]
     if "actor_nodes" in described:
@@ -328,7 +336,10 @@ def train_segment_job(
     finally:
         workers.close()
     receipt["grader"] = grader
-    receipt["storage"] = {k: v for k, v in storage.items() if k != "free_bytes"}
+    # the check less its free bytes (a test's fake check may hold fewer keys)
+    receipt["storage"] = cast(
+        SegmentStorage, {k: v for k, v in storage.items() if k != "free_bytes"}
+    )
     volatile["storage"] = {"free_bytes": storage["free_bytes"]}
     volatile["run_seconds"] = run_seconds(earlier_seconds, volatile["steps"])
     # the keys record adds (quarantined, pool, base_check) are SegmentReceipt's
@@ -372,7 +383,7 @@ def control_replay_job(
     config: Mapping[str, Any],
     budget: Mapping[str, Any] | None = None,
     models: Mapping[str, Mapping[str, Any]] | None = None,
-) -> dict[str, Any]:
+) -> ControlReceipt:
     """Rule control_replay: the base policy on seed ``job.seed``'s draws of steps 1..endpoint
     (``rl.control``); writes the rollouts (``job.out``), a receipt beside them, and the
     receipt's volatile sidecar (wall seconds, where the workers ran, the budget's time spent).
@@ -401,7 +412,8 @@ def control_replay_job(
     tmp = out_path.with_name(f".{out_path.name}.tmp")
     write_table(rows, ROLLOUT_SCHEMA, tmp)
     tmp.replace(out_path)
-    receipt = {
+    ledger, timed = split_ledger(guard.ledger())
+    receipt: ControlReceipt = {
         "run": run,
         "seed": int(seed),
         "steps": steps,
@@ -410,9 +422,9 @@ def control_replay_job(
         "device": str(device),
         "workers": stable_workers(where),
         "grader": grader,
+        "budget": ledger,
     }
-    receipt["budget"], timed = split_ledger(guard.ledger())
-    known = setup.record(receipt, settings.pool_size)
+    known = setup.record(cast(dict[str, Any], receipt), settings.pool_size)
     inputs = [base_model, tasks_path] + ([controls_path] if controls_path else [])
     inputs += [job.pool] if job.pool else []
     # not the gold-times directory: its records hold wall-clock seconds, which would make
