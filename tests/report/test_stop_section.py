@@ -99,6 +99,18 @@ def test_the_section_states_the_verdict(verdict, words):
         assert "$-$5.0 [$-$20.0, +10.0] $\\pm$15.0 &" in text
 
 
+@pytest.mark.parametrize("sealed", [True, False])
+def test_the_table_rows_are_their_record(sealed):
+    from record_shapes import assert_record
+
+    from editcredit.report.stop import StopTableRow, table_rows
+
+    verdict = "pass" if sealed else "not applied"
+    rows = table_rows(_record(verdict, sealed=sealed))
+    assert rows
+    assert_record(rows, list[StopTableRow])
+
+
 def test_the_figure_copes_with_an_empty_sealed_split(tmp_path):
     paths = stop_figure(_record("not applied", sealed=False), tmp_path / "stop_curve")
     assert all(p.stat().st_size > 1000 for p in paths)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from editcredit.report.latex import count, fixed, latex_escape, pct, points, write_tex
 from editcredit.stats.bootstrap import half_width
@@ -41,12 +41,28 @@ def family_choices(rec: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
-def table_rows(rec: Mapping[str, Any]) -> list[dict[str, Any]]:
+class StopTableRow(TypedDict):
+    """One policy of the stop study's table: its fit success and, on the sealed split, its
+    success, tokens and difference against the best fixed policy at matched cost."""
+
+    name: str  # the policy
+    kind: str  # fixed, agent, learned, ...
+    fit_success: float
+    success: float | None  # sealed (None: no sealed trajectories)
+    tokens: float | None
+    diff: float | None  # vs_fixed's difference (None: not compared)
+    ci: list[float | None] | None  # its CI
+    ref: str  # the fixed policy compared against ('' when none)
+
+
+def table_rows(rec: Mapping[str, Any]) -> list[StopTableRow]:
+    """The table's rows of ``results/stop/eval.json`` (stopping.jobs.StopEval): every fixed and
+    agent policy, and of each learned family its fit-chosen member, in kind order."""
     sealed = rec.get("sealed") or {}
     chosen = set(family_choices(rec).values())
     names = [n for n, k in rec["kinds"].items() if k != "learned" or n in chosen]
     names.sort(key=lambda n: (KIND_ORDER[rec["kinds"][n]], n))
-    rows = []
+    rows: list[StopTableRow] = []
     for n in names:
         s = sealed.get(n, {})
         vs = s.get("vs_fixed") or {}
