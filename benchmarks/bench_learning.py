@@ -53,7 +53,9 @@ def set_value(config: dict, dotted: str) -> None:
     node[leaf] = yaml.safe_load(raw)
 
 
-def summary(run: pd.DataFrame, control: pd.DataFrame, steps: int) -> dict:
+def summary(run: pd.DataFrame, control: pd.DataFrame, steps: int, boot: dict) -> dict:
+    """The run against its control; ``boot`` is config ``stats.bootstrap``."""
+    ci = (boot["n_resamples"], boot["rng_seed"], boot["level"])
     live = run[~run["masked"].astype(bool)]
     by_step = live.groupby("step")["Y"].mean()
     k = max(1, steps // 4)
@@ -66,9 +68,9 @@ def summary(run: pd.DataFrame, control: pd.DataFrame, steps: int) -> dict:
         "p2p_regression_rate": float(live["p2p_regression"].mean()),
         "control_last_quarter": record["control_pass_last_quarter"],
         "delta_last_quarter": record["delta_last_quarter"],
-        "delta_last_quarter_ci": delta_ci(run, control, record["last_quarter_steps"]),
+        "delta_last_quarter_ci": delta_ci(run, control, record["last_quarter_steps"], *ci),
         "delta_after_first": record["delta_after_first"],
-        "delta_after_first_ci": delta_ci(run, control, list(range(2, steps + 1))),
+        "delta_after_first_ci": delta_ci(run, control, list(range(2, steps + 1)), *ci),
         "first_step_equal": record["first_step_equal"],
     }
 
@@ -154,7 +156,7 @@ def main() -> None:
         rows.append(
             {
                 "lr": lr,
-                **summary(run, control, args.steps),
+                **summary(run, control, args.steps, config["stats"]["bootstrap"]),
                 "entropy_first": float(entropy.iloc[0]),
                 "entropy_last": float(entropy.iloc[-1]),
             }

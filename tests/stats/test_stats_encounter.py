@@ -62,11 +62,11 @@ def test_last_encounter_needs_two_encounters_at_least():
 
 
 def test_encounter_effect_uses_1d_bootstrap():
-    out = encounter_effect(**ROWS, k=2, n_resamples=500, rng_seed=3)
-    assert out.ci == mean_ci([0.25, 0.0], n_resamples=500, rng_seed=3)
+    out = encounter_effect(**ROWS, k=2, n_resamples=500, rng_seed=3, level=0.95)
+    assert out.ci == mean_ci([0.25, 0.0], n_resamples=500, rng_seed=3, level=0.95)
     assert out.mean_difference == 0.125 and out.n_tasks_without_kth == 1
     json.dumps(out.to_dict())
-    empty = encounter_effect(**ROWS, k=4, n_resamples=500, rng_seed=3)
+    empty = encounter_effect(**ROWS, k=4, n_resamples=500, rng_seed=3, level=0.95)
     assert empty.ci is None and empty.mean_difference is None
 
 

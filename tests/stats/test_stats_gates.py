@@ -10,7 +10,7 @@ import pytest
 from editcredit.stats import ArmScores, claim_gate, compare_arms, gate_verdict
 
 MIN_DIFF = 0.04  # +4 points; in production from config
-BOOT = {"n_resamples": 2000, "rng_seed": 20260927}
+BOOT = {"n_resamples": 2000, "rng_seed": 20260927, "level": 0.95}
 
 # (difference, ci_lower, resolved, passes, substrings that must appear in the reasons)
 ROWS = [

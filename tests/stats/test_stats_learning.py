@@ -64,6 +64,10 @@ def test_unknown_steps_stay_unknown():
     assert rec["delta"] == [0.0, None] and rec["delta_last_quarter"] is None
 
 
+#: The default config's stats.bootstrap rng_seed and level.
+CI = {"seed": 20260927, "level": 0.95}
+
+
 def groups(rows) -> pd.DataFrame:
     """rows: (step, task, Y, masked)."""
     return pd.DataFrame(rows, columns=["step", "instance_id", "Y", "masked"])
@@ -72,19 +76,19 @@ def groups(rows) -> pd.DataFrame:
 def test_the_interval_of_a_constant_paired_difference_is_that_difference():
     control = groups([(s, t, y, False) for s in (1, 2) for t in "ab" for y in (0, 1)])
     run = groups([(s, t, 1, False) for s in (1, 2) for t in "ab" for _ in (0, 1)])
-    assert delta_ci(run, control, [1, 2], resamples=200) == (0.5, 0.5)
+    assert delta_ci(run, control, [1, 2], resamples=200, **CI) == (0.5, 0.5)
 
 
 def test_the_interval_pairs_groups_and_spans_their_spread():
     control = groups([(1, t, 0, False) for t in "abcd"])
     run = groups([(1, "a", 1, False), (1, "b", 1, False), (1, "c", 0, False), (1, "d", 0, False)])
-    low, high = delta_ci(run, control, [1], resamples=2000)
+    low, high = delta_ci(run, control, [1], resamples=2000, **CI)
     assert 0.0 <= low < 0.5 < high <= 1.0
 
 
 def test_masked_rollouts_and_other_steps_stay_out():
     control = groups([(1, "a", 0, False), (2, "a", 0, False)])
     run = groups([(1, "a", 1, True), (1, "a", 0, False), (2, "a", 1, False)])
-    assert delta_ci(run, control, [1], resamples=50) == (0.0, 0.0)
+    assert delta_ci(run, control, [1], resamples=50, **CI) == (0.0, 0.0)
     with pytest.raises(ValueError, match="no .step, task. group in steps \\[3\\]"):
-        delta_ci(run, control, [3])
+        delta_ci(run, control, [3], resamples=50, **CI)

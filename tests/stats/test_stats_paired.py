@@ -9,7 +9,7 @@ import pytest
 
 from editcredit.stats import ArmScores, compare_arms, score_slots, seed_task_ci, task_ci
 
-BOOT = {"n_resamples": 2000, "rng_seed": 20260927}
+BOOT = {"n_resamples": 2000, "rng_seed": 20260927, "level": 0.95}
 SEEDS = (42, 314159, 271828)
 
 A_VALUES = np.array([[1.0, 0.5, 0.0], [0.75, 0.5, 0.25]])

@@ -146,9 +146,7 @@ def _as_vector(x: ArrayLike) -> np.ndarray:
     return arr
 
 
-def seed_task_ci(
-    d: ArrayLike, *, n_resamples: int, rng_seed: int, level: float = 0.95
-) -> BootstrapCI:
+def seed_task_ci(d: ArrayLike, *, n_resamples: int, rng_seed: int, level: float) -> BootstrapCI:
     """Two-dimensional (seed x task) pigeonhole bootstrap CI of the mean of ``D[seed, task]``.
 
     Each resample draws ``S`` seeds and ``T`` tasks independently with replacement and takes the
@@ -183,7 +181,7 @@ def _ci(means, arr, level, scheme, n_seeds, n_units, n_resamples, rng_seed) -> B
     )
 
 
-def task_ci(d: ArrayLike, *, n_resamples: int, rng_seed: int, level: float = 0.95) -> BootstrapCI:
+def task_ci(d: ArrayLike, *, n_resamples: int, rng_seed: int, level: float) -> BootstrapCI:
     """Task-only bootstrap CI of the mean of ``D[seed, task]``, the seeds held fixed.
 
     Resamples tasks only; each resample's statistic is the mean over all seeds of the resampled
@@ -199,7 +197,7 @@ def task_ci(d: ArrayLike, *, n_resamples: int, rng_seed: int, level: float = 0.9
     )
 
 
-def mean_ci(x: ArrayLike, *, n_resamples: int, rng_seed: int, level: float = 0.95) -> BootstrapCI:
+def mean_ci(x: ArrayLike, *, n_resamples: int, rng_seed: int, level: float) -> BootstrapCI:
     """One-dimensional percentile bootstrap CI of the mean of ``x`` (one value per unit)."""
     _check_common(n_resamples, rng_seed, level)
     arr = _as_vector(x)
@@ -209,7 +207,7 @@ def mean_ci(x: ArrayLike, *, n_resamples: int, rng_seed: int, level: float = 0.9
 
 
 def stratified_ci(
-    strata: Sequence[ArrayLike], *, n_resamples: int, rng_seed: int, level: float = 0.95
+    strata: Sequence[ArrayLike], *, n_resamples: int, rng_seed: int, level: float
 ) -> BootstrapCI:
     """Percentile bootstrap CI of the equal-weight mean of the strata's means.
 

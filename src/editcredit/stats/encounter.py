@@ -153,7 +153,7 @@ def encounter_effect(
     k: int,
     n_resamples: int,
     rng_seed: int,
-    level: float = 0.95,
+    level: float,
 ) -> EncounterEffect:
     """Encounter analysis: per-task differences (see :func:`encounter_differences`), their mean
     and its percentile bootstrap CI over tasks (:func:`~editcredit.stats.bootstrap.mean_ci`)."""

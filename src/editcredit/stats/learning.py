@@ -65,9 +65,9 @@ def delta_ci(
     run: pd.DataFrame,
     control: pd.DataFrame,
     steps: list[int],
-    resamples: int = 10_000,
-    seed: int = 20260927,
-    level: float = 0.95,
+    resamples: int,
+    seed: int,
+    level: float,
 ) -> tuple[float, float]:
     """Percentile bootstrap interval of the run's pass rate minus the control's over ``steps``,
     resampling the paired (step, task) groups: each group's mean Y in the run minus the same

@@ -83,7 +83,7 @@ def compare_arms(
     *,
     n_resamples: int,
     rng_seed: int,
-    level: float = 0.95,
+    level: float,
     label: str | None = None,
 ) -> PairedComparison:
     """Paired comparison A - B over the seeds and tasks the two arms share exactly.
