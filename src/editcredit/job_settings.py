@@ -108,7 +108,7 @@ class SegmentSettings(JobRecord):
     grading: GradingSettings
     sandbox: SandboxSettings
     generation: GeneratorSettings
-    pool_size: int = 0
+    pool_size: int
     quarantine: dict[str, str] | None = None
 
 
@@ -143,7 +143,7 @@ class ControlReplaySettings(JobRecord):
     grading: GradingSettings
     sandbox: SandboxSettings
     generation: GeneratorSettings
-    pool_size: int = 0
+    pool_size: int
     quarantine: dict[str, str] | None = None
 
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
+from taskfactory import CONFIG
 
 from editcredit.evaluation.ledger import (
     AttemptView,
@@ -30,35 +33,46 @@ G_FAIL = grade(outcome="infra_failure")
 R_FAIL = grade("regrade", outcome="infra_failure")
 R_ONE = grade("regrade", verdict=1, vk="valid_1")
 
+#: The default config's retries (evaluation.limits: one re-grade, one regeneration).
+LIMITS = Limits(**CONFIG["evaluation"]["limits"])
+
 # (history, limits, expected (action, state, verdict, reason, of))
 TABLE = [
-    ([], Limits(), ("generate", "pending", None, "", None)),
-    ([GEN_OK], Limits(), ("grade", "pending", None, "", 0)),
-    ([GEN_OK, ONE], Limits(), ("final", "decided", 1, "valid_1", 1)),
-    ([GEN_OK, ZERO], Limits(), ("final", "decided", 0, "valid_0", 1)),
-    ([GEN_OK, EMPTY], Limits(), ("final", "decided", 0, "empty_patch", 1)),
+    ([], LIMITS, ("generate", "pending", None, "", None)),
+    ([GEN_OK], LIMITS, ("grade", "pending", None, "", 0)),
+    ([GEN_OK, ONE], LIMITS, ("final", "decided", 1, "valid_1", 1)),
+    ([GEN_OK, ZERO], LIMITS, ("final", "decided", 0, "valid_0", 1)),
+    ([GEN_OK, EMPTY], LIMITS, ("final", "decided", 0, "empty_patch", 1)),
     # a valid report with a null verdict decides the slot as unresolved: never retried
-    ([GEN_OK, NULL], Limits(), ("final", "unresolved", None, "unresolved_verdict", 1)),
+    ([GEN_OK, NULL], LIMITS, ("final", "unresolved", None, "unresolved_verdict", 1)),
     # infrastructure failure after a patch: one re-grade of the same patch
-    ([GEN_OK, G_FAIL], Limits(), ("regrade", "pending", None, "", 0)),
-    ([GEN_OK, G_FAIL, R_ONE], Limits(), ("final", "decided", 1, "valid_1", 2)),
-    ([GEN_OK, G_FAIL, R_FAIL], Limits(), ("final", "unresolved", None, "infra_after_patch", 2)),
-    ([GEN_OK, G_FAIL], Limits(regrade=0), ("final", "unresolved", None, "infra_after_patch", 1)),
-    ([GEN_OK, G_FAIL, R_FAIL], Limits(regrade=2), ("regrade", "pending", None, "", 0)),
+    ([GEN_OK, G_FAIL], LIMITS, ("regrade", "pending", None, "", 0)),
+    ([GEN_OK, G_FAIL, R_ONE], LIMITS, ("final", "decided", 1, "valid_1", 2)),
+    ([GEN_OK, G_FAIL, R_FAIL], LIMITS, ("final", "unresolved", None, "infra_after_patch", 2)),
+    (
+        [GEN_OK, G_FAIL],
+        replace(LIMITS, regrade=0),
+        ("final", "unresolved", None, "infra_after_patch", 1),
+    ),
+    ([GEN_OK, G_FAIL, R_FAIL], replace(LIMITS, regrade=2), ("regrade", "pending", None, "", 0)),
     # infrastructure failure before a patch: one replacement generation
-    ([GEN_FAIL], Limits(), ("regenerate", "pending", None, "", None)),
-    ([GEN_FAIL, REGEN_OK], Limits(), ("grade", "pending", None, "", 1)),
+    ([GEN_FAIL], LIMITS, ("regenerate", "pending", None, "", None)),
+    ([GEN_FAIL, REGEN_OK], LIMITS, ("grade", "pending", None, "", 1)),
     (
         [GEN_FAIL, REGEN_OK, grade(of=1, verdict=0, vk="valid_0")],
-        Limits(),
+        LIMITS,
         ("final", "decided", 0, "valid_0", 2),
     ),
-    ([GEN_FAIL, REGEN_FAIL], Limits(), ("final", "unresolved", None, "infra_before_patch", 1)),
-    ([GEN_FAIL], Limits(regenerate=0), ("final", "unresolved", None, "infra_before_patch", 0)),
+    ([GEN_FAIL, REGEN_FAIL], LIMITS, ("final", "unresolved", None, "infra_before_patch", 1)),
+    (
+        [GEN_FAIL],
+        replace(LIMITS, regenerate=0),
+        ("final", "unresolved", None, "infra_before_patch", 0),
+    ),
     # both limits in one slot: the replacement's patch may still be re-graded once
     (
         [GEN_FAIL, REGEN_OK, grade(of=1, outcome="infra_failure")],
-        Limits(),
+        LIMITS,
         ("regrade", "pending", None, "", 1),
     ),
     (
@@ -68,7 +82,7 @@ TABLE = [
             grade(of=1, outcome="infra_failure"),
             grade("regrade", of=1, outcome="infra_failure"),
         ],
-        Limits(),
+        LIMITS,
         ("final", "unresolved", None, "infra_after_patch", 3),
     ),
 ]
@@ -102,12 +116,12 @@ def test_next_step(history, limits, expected):
 )
 def test_impossible_histories_are_rejected(history, message):
     with pytest.raises(LedgerError, match=message):
-        check_history(history, Limits(), "slot x")
+        check_history(history, LIMITS, "slot x")
 
 
 def test_limits_must_not_be_negative():
     with pytest.raises(ValueError):
-        Limits(regrade=-1)
+        replace(LIMITS, regrade=-1)
 
 
 @pytest.mark.parametrize("regrade,regenerate", [(0, 0), (1, 1), (2, 3)])

@@ -25,8 +25,10 @@ def settings(**kw):
         environment=MINIBUGS,
         f_weight=CONFIG["grading"]["f_weight"],
         g_weight=CONFIG["grading"]["g_weight"],
-        limits=Limits(),
+        limits=Limits(**CONFIG["evaluation"]["limits"]),
         seed=7,
+        batch_size=CONFIG["evaluation"]["batch_size"],
+        workers=CONFIG["sandbox"]["workers"],
     )
     return SliceSettings(**{**base, **kw})
 

@@ -43,10 +43,11 @@ class LedgerError(ValueError):
 
 @dataclass(frozen=True)
 class Limits:
-    """Retries per slot: re-grades of the same patch, replacement generations."""
+    """Retries per slot: re-grades of the same patch, replacement generations (config
+    ``evaluation.limits``, whose defaults are the schema's alone)."""
 
-    regrade: int = 1
-    regenerate: int = 1
+    regrade: int
+    regenerate: int
 
     def __post_init__(self) -> None:
         if self.regrade < 0 or self.regenerate < 0:

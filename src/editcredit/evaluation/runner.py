@@ -52,10 +52,10 @@ class SliceSettings:
     environment: EnvironmentMaker
     f_weight: float  # config grading.f_weight and grading.g_weight (METHOD §3)
     g_weight: float
-    limits: Limits = Limits()
-    seed: int = 0
-    batch_size: int = 128
-    workers: int = 2
+    limits: Limits  # config evaluation.limits, .seed and .batch_size
+    seed: int
+    batch_size: int
+    workers: int  # sandboxes and grading threads: config sandbox.eval_workers
 
 
 @dataclass
