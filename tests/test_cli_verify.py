@@ -6,9 +6,13 @@ import hashlib
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+import yaml
+from taskfactory import REPO
 
+from editcredit.config import load_config
 from editcredit.io import provenance
 from editcredit.io.provenance import write_result_json, write_result_tex
 
@@ -22,6 +26,14 @@ def clean_code(dirty: bool = False) -> dict:
         "git_untracked_sha256": None,
         "git_untracked_files": 0,
     }
+
+
+def pinned_config(pin: str) -> str:
+    """The repository's config with one suite, toy (the default suite's settings), pinned to
+    ``pin``."""
+    config = yaml.safe_load(Path(REPO, "config", "config.yaml").read_text())
+    config["suites"] = {"toy": {**config["suites"]["minibugs"], "manifest_sha256": pin}}
+    return yaml.safe_dump(config, sort_keys=False)
 
 
 def verify(*args: str) -> subprocess.CompletedProcess:
@@ -48,12 +60,15 @@ def tree(tmp_path, monkeypatch):
     (suite / "manifest.json").write_bytes(manifest)
     (tmp_path / "config").mkdir()
     pin = hashlib.sha256(manifest).hexdigest()
-    (tmp_path / "config/config.yaml").write_text(f"suites:\n  toy:\n    manifest_sha256: {pin}\n")
+    (tmp_path / "config/config.yaml").write_text(pinned_config(pin))
+    config = load_config(tmp_path / "config/config.yaml")  # the results are built under it
     tasks = "data/frozen/toy/tasks.parquet"
-    write_result_json("results/controls/toy/summary.json", {"n": 1}, [tasks], {})
-    write_result_json("results/stats/c.json", {"d": 0}, ["results/controls/toy/summary.json"], {})
-    write_result_tex("paper/tables/main.tex", "\\relax\n", ["results/stats/c.json"], {})
-    write_result_tex("paper/tables/other.tex", "\\relax\n", [], {})
+    write_result_json("results/controls/toy/summary.json", {"n": 1}, [tasks], config)
+    write_result_json(
+        "results/stats/c.json", {"d": 0}, ["results/controls/toy/summary.json"], config
+    )
+    write_result_tex("paper/tables/main.tex", "\\relax\n", ["results/stats/c.json"], config)
+    write_result_tex("paper/tables/other.tex", "\\relax\n", [], config)
     return tmp_path
 
 

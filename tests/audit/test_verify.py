@@ -9,9 +9,12 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
+import yaml
 from safetensors.numpy import save_file
+from taskfactory import REPO
 
 from editcredit.audit.verify import format_report, report_json, verify_tree
+from editcredit.config import load_config
 from editcredit.io import hash_cache, identity, provenance
 from editcredit.io.identity import write_identity
 from editcredit.io.provenance import (
@@ -21,6 +24,19 @@ from editcredit.io.provenance import (
 )
 
 TABLE = "\\begin{tabular}{l}\n\\end{tabular}\n"
+
+
+def pinned_config(pin: str) -> str:
+    """The repository's config with one suite, toy (the default suite's settings), pinned to
+    ``pin``."""
+    config = yaml.safe_load(Path(REPO, "config", "config.yaml").read_text())
+    config["suites"] = {"toy": {**config["suites"]["minibugs"], "manifest_sha256": pin}}
+    return yaml.safe_dump(config, sort_keys=False)
+
+
+def recorded_config(root: Path) -> dict:
+    """The config under ``root`` as a rule records it (validated, defaults filled)."""
+    return load_config(root / "config/config.yaml")
 
 
 def _model(d: Path, value: float) -> None:
@@ -40,7 +56,8 @@ def build_tree(root: Path, n_controls: int = 2) -> Path:
     (suite / "manifest.json").write_text(manifest)
     pin = hashlib.sha256(manifest.encode()).hexdigest()
     (root / "config").mkdir()
-    (root / "config/config.yaml").write_text(f"suites:\n  toy:\n    manifest_sha256: {pin}\n")
+    (root / "config/config.yaml").write_text(pinned_config(pin))
+    config = recorded_config(root)  # the results are built under it: no drift
     _model(root / "models/base/tiny", 0.0)
     write_identity(root / "models/base/tiny", {})
     _model(root / "runs/M-s1/step_2/model", 1.0)
@@ -48,21 +65,21 @@ def build_tree(root: Path, n_controls: int = 2) -> Path:
         "runs/M-s1/step_2/segment.json",
         {"run": "M-s1"},
         ["data/frozen/toy/tasks.parquet", "models/base/tiny"],
-        {},
+        config,
     )
     write_identity(root / "runs/M-s1/step_2", {})
     tasks = "data/frozen/toy/tasks.parquet"
     for i in range(n_controls):
-        write_result_json(f"results/controls/toy/tasks/t{i}.json", {"i": i}, [tasks], {})
-    write_result_json("results/controls/toy/summary.json", {"n": 2}, [tasks], {})
+        write_result_json(f"results/controls/toy/tasks/t{i}.json", {"i": i}, [tasks], config)
+    write_result_json("results/controls/toy/summary.json", {"n": 2}, [tasks], config)
     audit = "results/audits/M-s1/step_2.json"
-    write_result_json(audit, {"ok": True}, ["runs/M-s1/step_2/model", "models/base/tiny"], {})
-    write_result_parquet("results/audits/summary.parquet", pa.table({"a": [1]}), [audit], {})
+    write_result_json(audit, {"ok": True}, ["runs/M-s1/step_2/model", "models/base/tiny"], config)
+    write_result_parquet("results/audits/summary.parquet", pa.table({"a": [1]}), [audit], config)
     write_result_json(
-        "results/stats/cmp.json", {"d": 0.1}, ["results/controls/toy/summary.json", audit], {}
+        "results/stats/cmp.json", {"d": 0.1}, ["results/controls/toy/summary.json", audit], config
     )
-    write_result_tex("paper/tables/main.tex", TABLE, ["results/stats/cmp.json"], {})
-    write_result_tex("paper/tables/audit.tex", TABLE, ["results/audits/summary.parquet"], {})
+    write_result_tex("paper/tables/main.tex", TABLE, ["results/stats/cmp.json"], config)
+    write_result_tex("paper/tables/audit.tex", TABLE, ["results/audits/summary.parquet"], config)
     return root
 
 
@@ -187,7 +204,10 @@ def test_missing_and_extra_files_and_missing_blocks(tree):
 def test_every_file_is_hashed_once(tree, monkeypatch):
     for i in range(2, 40):
         write_result_json(
-            f"results/controls/toy/tasks/t{i}.json", {"i": i}, ["data/frozen/toy/tasks.parquet"], {}
+            f"results/controls/toy/tasks/t{i}.json",
+            {"i": i},
+            ["data/frozen/toy/tasks.parquet"],
+            recorded_config(tree),
         )
     calls: list[Path] = []
     real = hash_cache.sha256_file
@@ -200,7 +220,10 @@ def test_every_file_is_hashed_once(tree, monkeypatch):
 def test_many_affected_files_are_grouped_by_directory(tree):
     for i in range(2, 40):
         write_result_json(
-            f"results/controls/toy/tasks/t{i}.json", {"i": i}, ["data/frozen/toy/tasks.parquet"], {}
+            f"results/controls/toy/tasks/t{i}.json",
+            {"i": i},
+            ["data/frozen/toy/tasks.parquet"],
+            recorded_config(tree),
         )
     flip_byte(tree / "data/frozen/toy/tasks.parquet", 3)
     text = format_report(verify_tree(tree))

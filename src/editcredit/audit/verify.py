@@ -3,7 +3,8 @@
 Four checks, each file hashed once (``HashCache``):
 
 1. frozen suites: ``data/frozen/{suite}/tasks.parquet`` against its ``manifest.json``, and the
-   manifest against the config pin ``suites.<suite>.manifest_sha256``;
+   manifest against the config pin ``suites.<suite>.manifest_sha256`` (the typed settings of
+   the config, validated and filled by its schema);
 2. identity receipts of ``models/base/*`` and ``runs/*/step_*`` (every file, none missing or extra;
    a file that retention removed, ``training.keep_checkpoints``, is missing by record: its
    ``runs/{run}/pruned/step_{N}.json`` holds the receipt's hash, which also stands in for it in
@@ -35,11 +36,12 @@ import yaml
 
 from editcredit.audit.drift import Drift, config_drift, current_config_hash, dirty_drift
 from editcredit.audit.provenance_graph import ProvenanceGraph, chain, is_table
-from editcredit.config import ConfigError
+from editcredit.config import DEFAULT_SCHEMA, ConfigError, validate_config
 from editcredit.io.hash_cache import HashCache
 from editcredit.io.identity import RECEIPT, receipt_files, verify_identity
 from editcredit.io.provenance import directory_digest, list_files, read_provenance
 from editcredit.io.volatile import is_volatile
+from editcredit.settings import Settings
 
 __all__ = ["Drift", "Finding", "VerifyReport", "format_report", "verify_tree"]
 
@@ -177,17 +179,31 @@ class _Verifier:
                 )
 
     def _pins(self) -> dict[str, str]:
+        """Each suite's pin, ``suites.<suite>.manifest_sha256``, from the typed settings of the
+        config (validated and filled by the schema beside it, else the package's, as the
+        workflow reads it). A config that cannot be read stops verify; one that does not
+        validate is a note, and no pin is checked."""
         path = self.config_path
         if path is None or not path.is_file():
             self.notes.append(f"config {path}: not found; manifest pins not checked")
             return {}
         try:
             cfg = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-            suites = cfg.get("suites") or {}
-            return {k: (v or {}).get("manifest_sha256", "") for k, v in suites.items()}
-        except (yaml.YAMLError, AttributeError) as exc:
+        except yaml.YAMLError as exc:
             why = " ".join(str(exc).split())
             raise ConfigError(f"{path}: cannot read the suite pins: {why}") from None
+        schema = path.parent / "schema.yaml"
+        try:
+            if not isinstance(cfg, dict):
+                raise ConfigError(f"{path}: expected a mapping at the top level")
+            validated = validate_config(
+                cfg, schema if schema.is_file() else DEFAULT_SCHEMA, str(path)
+            )
+            settings = Settings.from_config(validated)
+        except ConfigError as exc:
+            self.notes.append(f"manifest pins not checked: {exc}")
+            return {}
+        return {name: suite.manifest_sha256 for name, suite in settings.suites.items()}
 
     # -- 2. identity receipts ------------------------------------------------------------------
     def identity_dirs(self) -> list[Path]:
