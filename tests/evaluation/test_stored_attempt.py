@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 
-from editcredit.evaluation.slots import Attempt, stored_attempt
+from record_shapes import assert_record
+
+from editcredit.evaluation.slots import Attempt, AttemptTimes, stored_attempt
 
 
 def _attempt(**kw) -> Attempt:
@@ -55,6 +57,7 @@ def test_a_graded_attempt_is_stored_without_times_and_with_a_stable_log_tail():
         "sandbox_seconds": 2.5,
         "sandbox_timings": {"setup": 0.5, "run": 2.0},
     }
+    assert_record(volatile, AttemptTimes)
 
 
 def test_an_infrastructure_failure_keeps_its_evidence_without_its_clock():
@@ -62,6 +65,7 @@ def test_an_infrastructure_failure_keeps_its_evidence_without_its_clock():
     body, volatile = stored_attempt(_attempt(outcome="infra_failure", evidence=evidence))
     assert body["evidence"] == {"run_status": "timeout", "log_tail": "killed after <t>s"}
     assert volatile["evidence_seconds"] == 30.1
+    assert_record(volatile, AttemptTimes)
     # two runs that differ only in their clock store the same body
     other = {**evidence, "log_tail": "killed after 30.71 seconds", "seconds": 30.8}
     again, _ = stored_attempt(

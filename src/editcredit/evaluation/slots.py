@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, TypedDict, cast
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -160,6 +160,24 @@ def slot_record(sample: int, attempts: Sequence[Attempt], limits: Limits, where:
 ATTEMPT_TIMES = ("started", "finished", "seconds")
 
 
+class _AttemptTimesCore(TypedDict):
+    instance_id: str
+    sample: int
+    index: int  # the attempt's index in its slot
+    started: str  # ISO timestamps
+    finished: str
+    seconds: float  # its wall seconds
+
+
+class AttemptTimes(_AttemptTimesCore, total=False):
+    """What the clock decided of one attempt (an entry of ``slots.volatile.json``): its slot and
+    index, its times, and those of the sandbox run that graded it or failed."""
+
+    sandbox_seconds: float  # the grading's sandbox run, seconds
+    sandbox_timings: dict[str, float]  # ... by phase
+    evidence_seconds: float  # an infrastructure failure's run, seconds
+
+
 def _stable_report(report: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """A report summary (``attempts.report_summary``) without its volatile facts, and those."""
     sandbox = report.get("sandbox")
@@ -172,35 +190,46 @@ def _stable_report(report: dict[str, Any]) -> tuple[dict[str, Any], dict[str, An
     return {**report, "sandbox": stable}, timed
 
 
-def stored_attempt(attempt: Attempt) -> tuple[dict[str, Any], dict[str, Any]]:
+def stored_attempt(attempt: Attempt) -> tuple[dict[str, Any], AttemptTimes]:
     """What a slot file stores of an attempt, and its volatile facts (the sidecar's): the
     timestamps and wall seconds, the sandbox run's seconds and timings; the report's and the
-    evidence's log tails are normalized (``stable_log_tail``)."""
+    evidence's log tails are normalized (``stable_log_tail``). The body is :class:`Attempt`'s
+    JSON (its typed record) less those facts."""
     body = attempt.model_dump(mode="json")
-    volatile = {k: body.pop(k) for k in ATTEMPT_TIMES}
+    started, finished, seconds = (body.pop(k) for k in ATTEMPT_TIMES)
+    times: AttemptTimes = {
+        "instance_id": body["instance_id"],
+        "sample": body["sample"],
+        "index": body["index"],
+        "started": started,
+        "finished": finished,
+        "seconds": seconds,
+    }
     if body.get("report"):
         body["report"], timed = _stable_report(body["report"])
-        volatile.update({f"sandbox_{k}": v for k, v in timed.items()})
+        if "seconds" in timed:
+            times["sandbox_seconds"] = timed["seconds"]
+        if "timings" in timed:
+            times["sandbox_timings"] = timed["timings"]
     evidence = dict(body.get("evidence") or {})
     if "seconds" in evidence:
-        volatile["evidence_seconds"] = evidence.pop("seconds")
+        times["evidence_seconds"] = evidence.pop("seconds")
     for key in ("log_tail", "exception"):
         if isinstance(evidence.get(key), str):
             evidence[key] = stable_log_tail(evidence[key])
     body["evidence"] = evidence
-    ids = {k: body[k] for k in ("instance_id", "sample", "index")}
-    return body, {**ids, **volatile}
+    return body, times
 
 
 def stored_task_slots(f: TaskSlots) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A slot file's body (every attempt as :func:`stored_attempt` stores it) and the
-    volatile facts of its attempts."""
+    """A slot file's body (:class:`TaskSlots`'s JSON, every attempt as :func:`stored_attempt`
+    stores it) and the volatile facts of its attempts (each an :class:`AttemptTimes`)."""
     body = f.model_dump(mode="json")
-    volatile = []
+    volatile: list[dict[str, Any]] = []
     for slot, record in zip(body["slots"], f.slots, strict=True):
         stored = [stored_attempt(a) for a in record.attempts]
         slot["attempts"] = [b for b, _ in stored]
-        volatile += [v for _, v in stored]
+        volatile += [cast(dict[str, Any], v) for _, v in stored]
     return body, volatile
 
 
