@@ -3,6 +3,8 @@ counterfactual regrading, and the container's limits."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from imagefactory import image_suite, task_by_repo  # noqa: F401 - fixture
 from taskfactory import CONFIG, WEIGHTS, make_calc_task
@@ -10,6 +12,7 @@ from taskfactory import CONFIG, WEIGHTS, make_calc_task
 from editcredit.agent.bash_actions import BashFormatError, parse_bash_action
 from editcredit.agent.bash_env import BashConfig, BashEnv, content_hash
 from editcredit.agent.edit_blocks import counterfactual_tree, select_block
+from editcredit.agent.environments import bash_settings
 from editcredit.agent.rollout import Episode
 from editcredit.agent.trajectory import episode_blocks
 from editcredit.grading.grader import grade_patch
@@ -32,6 +35,12 @@ SCRIPT = [
 ]
 
 
+def bash_config(**overrides) -> BashConfig:
+    """The default config's bash budgets and limits, as the workflow builds them, with
+    ``overrides``."""
+    return replace(bash_settings(CONFIG["agent"], CONFIG["sandbox"]), **overrides)
+
+
 @pytest.fixture(scope="module")
 def box(docker_ready):
     sandbox = make_sandbox("docker", {**CONFIG["sandbox"], "docker_mode": "fresh"})
@@ -41,7 +50,7 @@ def box(docker_ready):
 
 @pytest.fixture
 def env(box):
-    environment = BashEnv(box.trees, BashConfig(command_timeout_s=3.0, output_limit=400))
+    environment = BashEnv(box.trees, bash_config(command_timeout_s=3.0, output_limit=400))
     yield environment
     environment.close()
 
@@ -139,7 +148,7 @@ def test_budgets_background_jobs_and_a_killed_supervisor(image_suite, env):  # n
 @pytest.mark.docker
 def test_inline_tasks_run_in_the_sandbox_image(box):
     task = make_calc_task()
-    env = BashEnv(box.trees, BashConfig(max_turns=2))
+    env = BashEnv(box.trees, bash_config(max_turns=2))
     try:
         env.reset(task)
         env.step("sed -i 's/a - b/a + b/' calc.py")

@@ -7,12 +7,15 @@ from __future__ import annotations
 import importlib.util
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
+from taskfactory import CONFIG
 from upstreamfactory import build_layout_image, fresh_dir, write_files
 
 from editcredit.agent.bash_actions import GUEST_HELPER
-from editcredit.agent.bash_env import BashConfig, BashEnv
+from editcredit.agent.bash_env import BashEnv
+from editcredit.agent.environments import bash_settings
 from editcredit.data.task import Task
 from editcredit.sandbox.base import GUEST_DIR
 from editcredit.sandbox.docker_backend import docker_client
@@ -96,6 +99,12 @@ def _task(image: str) -> Task:
     )
 
 
+#: The default config's bash budgets and limits (as the workflow builds them), roomier output.
+BASH = replace(
+    bash_settings(CONFIG["agent"], CONFIG["sandbox"]), command_timeout_s=20.0, output_limit=2000
+)
+
+
 @pytest.fixture
 def trees(docker_ready):
     found = ImageTrees(docker_client())
@@ -104,7 +113,7 @@ def trees(docker_ready):
 
 
 def _outputs(trees: ImageTrees, image: str, commands: list[str]) -> list[str]:
-    env = BashEnv(trees, BashConfig(command_timeout_s=20.0, output_limit=2000))
+    env = BashEnv(trees, BASH)
     try:
         env.reset(_task(image))
         return [env.step(command)[0] for command in commands]

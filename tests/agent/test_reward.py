@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from taskfactory import CONFIG
 
 from editcredit.agent.reward import terminal_reward
 from editcredit.grading.grader import GradingReport
+
+#: The default config's penalties (-0.5, -0.25), as the workflow passes them.
+REWARD = CONFIG["reward"]
 
 
 def report(outcome="verdict", resolved=0, G=0, **extra):
@@ -33,12 +37,14 @@ def report(outcome="verdict", resolved=0, G=0, **extra):
     ],
 )
 def test_reward_table(resolved, G, fmt, reward):
-    r = terminal_reward(report(resolved=resolved, G=G), fmt)
+    r = terminal_reward(report(resolved=resolved, G=G), fmt, **REWARD)
     assert r.reward == pytest.approx(reward) and not r.masked
 
 
 def test_infrastructure_failure_is_masked_not_zero():
-    r = terminal_reward(report(outcome="infrastructure_failure", resolved=None, G=None), False)
+    r = terminal_reward(
+        report(outcome="infrastructure_failure", resolved=None, G=None), False, **REWARD
+    )
     assert r.masked and r.reward is None and r.Y is None
 
 
@@ -73,7 +79,7 @@ def test_infrastructure_failure_is_masked_not_zero():
     ],
 )
 def test_masking_and_tampering(rep, fmt, in_episode, reward, masked, cause):
-    r = terminal_reward(rep, bool(fmt), in_episode_failures=in_episode)
+    r = terminal_reward(rep, bool(fmt), **REWARD, in_episode_failures=in_episode)
     assert (r.reward, r.masked, r.mask_cause) == (reward, masked, cause)
     if rep.tampering:
         assert (r.Y, r.format_error) == (0, 1)

@@ -85,7 +85,7 @@ def test_forgery_from_inside_the_test_process_never_scores_1(hostile_box, primes
         assert raw.kind == ("valid_1" if route in TAMPERING else "unresolved")
     if report.tampering:
         assert report.reason.startswith("tampering:")
-        reward = terminal_reward(report, format_error=False)
+        reward = terminal_reward(report, format_error=False, **CONFIG["reward"])
         assert (reward.reward, reward.masked, reward.Y) == (-0.5, False, 0)
 
 
@@ -99,7 +99,7 @@ def test_loop_in_called_code_is_a_valid_0_with_a_timeout(hostile_box, primes_tas
     assert timeouts and all(t.reproduced for t in timeouts)
     # a loop is told by its CPU seconds, before its wall-clock limit
     assert all(t.limited_by == "cpu" and t.cpu_s >= t.cpu_limit_s for t in timeouts)
-    reward = terminal_reward(report, format_error=False)
+    reward = terminal_reward(report, format_error=False, **CONFIG["reward"])
     assert (reward.masked, reward.Y) == (False, 0)
 
 
@@ -139,7 +139,7 @@ def test_a_timeout_that_does_not_reproduce_alone_is_an_attempt_failure(hostile_b
     assert "did not reproduce" in report.reason
     assert report.sandbox.timeouts[0].nodeid == "test_primes.py::test_is_prime"
     assert not report.sandbox.timeouts[0].reproduced
-    assert terminal_reward(report, format_error=False).masked
+    assert terminal_reward(report, format_error=False, **CONFIG["reward"]).masked
 
 
 def test_the_grading_server_cannot_be_stopped_from_inside(hostile_box, primes_task):

@@ -85,21 +85,24 @@ COMMAND_ENV = {
 
 @dataclass(frozen=True)
 class BashConfig:
-    """Budgets and limits of one bash-tool episode."""
+    """Budgets and limits of one bash-tool episode: config ``agent.bash``, the agent's turn
+    budget and the sandbox's image and limits, built by
+    :func:`editcredit.agent.environments.bash_settings` (each key's default is the schema's
+    alone)."""
 
-    max_turns: int = 30
-    """Assistant turns before the episode ends with ``turn_budget``."""
-    output_limit: int = 4000
+    max_turns: int
+    """Assistant turns before the episode ends with ``turn_budget`` (``agent.max_turns``)."""
+    output_limit: int
     """Bytes of a command's output shown: the first and last halves, the middle counted."""
-    command_timeout_s: float = 30.0
+    command_timeout_s: float
     """Wall-clock limit of one command; its processes are killed after it."""
-    max_command_chars: int = 10_000
+    max_command_chars: int
     """Longer commands are format errors."""
-    image: str = "editcredit-sandbox:bookworm-py311"
-    """Image for inline tasks (an image-based task brings its own)."""
-    mem_limit: str = "1g"
-    pids_limit: int = 256
-    tree_size: str = "512m"
+    image: str
+    """Image for inline tasks (an image-based task brings its own): ``sandbox.image``."""
+    mem_limit: str
+    pids_limit: int
+    tree_size: str
     """Size of the work tree's tmpfs (counted in the memory limit)."""
 
     def __post_init__(self) -> None:
@@ -136,9 +139,9 @@ class BashEnv(Environment):
 
     tool = "bash"  # a chat template with a tool-call format calls it (policy.tool_calls)
 
-    def __init__(self, trees: ImageTrees, cfg: BashConfig | None = None) -> None:
+    def __init__(self, trees: ImageTrees, cfg: BashConfig) -> None:
         self.trees = trees
-        self.cfg = cfg or BashConfig()
+        self.cfg = cfg
         self.client = trees.client
         self.client.api.timeout = max(self.client.api.timeout, self.cfg.command_timeout_s + 60)
         self._container = None

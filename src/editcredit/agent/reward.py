@@ -30,10 +30,13 @@ class RewardComponents:
 def terminal_reward(
     report: GradingReport,
     format_error: bool,
-    format_penalty: float = -0.5,
-    regression_penalty: float = -0.25,
+    format_penalty: float,
+    regression_penalty: float,
     in_episode_failures: int = 0,
 ) -> RewardComponents:
+    """The reward of one graded episode: ``Y + format_penalty x format error +
+    regression_penalty x PASS_TO_PASS regression`` (the penalties are config ``reward``'s, which
+    every caller passes), or a masked one for an infrastructure failure."""
     fmt = int(format_error or report.tampering)
     if report.outcome == "infrastructure_failure":
         return RewardComponents(None, fmt, None, None, True, report.infra_cause or "unknown")
