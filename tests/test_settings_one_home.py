@@ -1,7 +1,9 @@
 """A config key's default and bounds live in config/schema.yaml alone (docs/design.md, "Settings,
 one source"): no library module gives a key of the schema a default of its own by reading a
-config mapping with ``.get(key, default)``, and the sections a module holds on its own are the
-settings tree's typed sections, filled and bounded by the schema, not classes with defaults."""
+config mapping with ``.get(key, default)``, the sections a module holds on its own are the
+settings tree's typed sections, filled and bounded by the schema, not classes with defaults, and
+no settings record or function handed a key's value (the lists below) gives a field or
+parameter named for a schema key a default of its own."""
 
 from __future__ import annotations
 
@@ -107,3 +109,96 @@ def test_rollout_workers_take_their_placement_from_the_settings():
     params = inspect.signature(RayWorkers.__init__).parameters
     for name in ("address", "gpus_per_worker"):
         assert params[name].default is inspect.Parameter.empty, name
+
+
+#: The library's settings-like records other than the tree's sections: each is built from the
+#: typed settings (or a job's record of them), so a field named for a schema key takes the
+#: schema's value and never one of its own.
+SETTINGS_RECORDS = [
+    "editcredit.agent.bash_env:BashConfig",
+    "editcredit.agent.rollout:RolloutConfig",
+    "editcredit.evaluation.ledger:Limits",
+    "editcredit.evaluation.runner:SliceSettings",
+    "editcredit.policy.generator_factory:GenerationSettings",
+    "editcredit.policy.sft:SFTConfig",
+    "editcredit.rl.config:TrainConfig",
+]
+
+#: Library functions handed values of schema keys: a parameter named for a key has no default.
+SETTINGS_FUNCTIONS = [
+    "editcredit.agent.reward:terminal_reward",
+    "editcredit.stats.bootstrap:seed_task_ci",
+    "editcredit.stats.bootstrap:task_ci",
+    "editcredit.stats.bootstrap:mean_ci",
+    "editcredit.stats.bootstrap:stratified_ci",
+    "editcredit.stats.paired:compare_arms",
+    "editcredit.stats.encounter:encounter_effect",
+    "editcredit.stats.learning:delta_ci",
+]
+
+
+def named(dotted: str) -> Any:
+    """The object at ``module:name``."""
+    import importlib
+
+    module, name = dotted.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def records() -> list[type]:
+    """:data:`SETTINGS_RECORDS`, every section of the tree and every job's record."""
+    from editcredit import job_settings, settings
+
+    found = [named(dotted) for dotted in SETTINGS_RECORDS]
+    for module in (settings, job_settings):
+        found += [
+            obj
+            for obj in vars(module).values()
+            if isinstance(obj, type)
+            and dataclasses.is_dataclass(obj)
+            and obj.__module__ == module.__name__
+        ]
+    return found
+
+
+def repeated_defaults(record: type, keys: set[str]) -> list[str]:
+    """Fields of ``record`` named for a schema key that hold a default of their own (``None``
+    for a key the schema neither requires nor fills is none)."""
+    wrong = []
+    for f in dataclasses.fields(record):
+        if f.name not in keys or (f.default is None and f.default_factory is dataclasses.MISSING):
+            continue
+        if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING:
+            default = f.default if f.default is not dataclasses.MISSING else f.default_factory
+            wrong.append(f"{record.__module__}.{record.__qualname__}.{f.name} = {default!r}")
+    return wrong
+
+
+def test_no_settings_record_repeats_a_schema_default():
+    keys = schema_keys()
+    found = records()
+    assert len(found) > len(SETTINGS_RECORDS) + 40  # the tree's sections and the jobs' records
+    wrong = [line for record in found for line in repeated_defaults(record, keys)]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_no_settings_function_repeats_a_schema_default():
+    keys = schema_keys()
+    wrong = []
+    for dotted in SETTINGS_FUNCTIONS:
+        for name, param in inspect.signature(named(dotted)).parameters.items():
+            if name in keys and param.default is not inspect.Parameter.empty:
+                wrong.append(f"{dotted}({name}={param.default!r})")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_check_finds_a_repeated_default():
+    @dataclasses.dataclass(frozen=True)
+    class Budgets:
+        max_turns: int = 30  # agent.max_turns: the schema's alone
+        quarantine: dict[str, str] | None = None  # neither required nor filled: none
+        extra: int = 0  # not a schema key
+
+    assert [line.rsplit(".", 1)[1] for line in repeated_defaults(Budgets, schema_keys())] == [
+        "max_turns = 30"
+    ]
