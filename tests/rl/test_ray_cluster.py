@@ -57,6 +57,16 @@ def test_disabled_ray_gives_local_workers(monkeypatch):
     assert isinstance(pool, InProcessWorkers) and made == [{"k": 1}]
     pool = make_workers({"enabled": False, "address": "x:1", "num_workers": 4}, {"k": 1})
     assert isinstance(pool, ProcessWorkers) and made[1] == (4, {"k": 1})
+    # each local pool describes itself as WorkersDescription says
+    from record_shapes import assert_record
+
+    from editcredit.rl.workers import WorkersDescription
+
+    pool.procs = [None] * 4
+    assert_record(pool.describe(), WorkersDescription)
+    assert pool.describe() == {"kind": "processes", "workers": 4}
+    one = make_workers({"enabled": False, "address": "x:1", "num_workers": 1}, {"k": 1})
+    assert_record(one.describe(), WorkersDescription)
 
 
 def _free_port() -> int:

@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Mapping
 from multiprocessing.connection import Connection, wait
-from typing import Any, Protocol, cast
+from typing import Any, Protocol, TypedDict, cast
 
 import torch
 
@@ -23,11 +23,27 @@ from editcredit.rl.rollout_worker import GroupJob, RolloutWorker
 from editcredit.settings import RaySettings
 
 
+class _WorkersKind(TypedDict):
+    kind: str  # in_process, processes or ray
+
+
+class WorkersDescription(_WorkersKind, total=False):
+    """Where a pool's work ran (a job's volatile sidecar's ``workers``; a receipt keeps only
+    the kind and number: ``rl.train_job.stable_workers``)."""
+
+    workers: int  # worker processes (processes)
+    address: str  # the Ray cluster's GCS address (ray)
+    actor_nodes: list[str]  # each actor's Ray node id
+    # an allocation's cluster (ray_allocation's describe: SLURM job, nodes, address, Ray nodes)
+    allocation: dict[str, Any]
+    actor_groups: list[int]  # per actor, the task groups it was handed
+
+
 class WorkerPool(Protocol):
     def set_weights(self, state_dict: dict[str, torch.Tensor]) -> None: ...
     def run_groups(self, jobs: list[GroupJob]) -> list[GroupResult]: ...
     def close(self) -> None: ...
-    def describe(self) -> dict[str, Any]: ...
+    def describe(self) -> WorkersDescription: ...
 
 
 class InProcessWorkers:
@@ -45,7 +61,7 @@ class InProcessWorkers:
     def close(self) -> None:
         self.worker.close()
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> WorkersDescription:
         return {"kind": "in_process"}
 
 
@@ -132,7 +148,7 @@ class ProcessWorkers:
                 results[busy.pop(ready)] = self._reply(ready)
         return results
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> WorkersDescription:
         return {"kind": "processes", "workers": len(self.procs)}
 
     def close(self) -> None:
@@ -196,7 +212,7 @@ class RayWorkers:
         self.actors: list[Any] = [actor.remote(**kwargs) for _ in range(n)]
         self.groups = [0] * n  # task groups handed to each actor
         self._index = {id(a): i for i, a in enumerate(self.actors)}
-        self._described: dict[str, Any] | None = None
+        self._described: WorkersDescription | None = None
 
     def set_weights(self, state_dict: dict[str, torch.Tensor]) -> None:
         ref = self._ray.put({k: v.detach().cpu() for k, v in state_dict.items()})
@@ -212,7 +228,7 @@ class RayWorkers:
         pool = ActorPool(self.actors)
         return list(pool.map(submit, jobs))
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> WorkersDescription:
         """Where the work ran: the cluster's GCS address, each actor's Ray node and the task
         groups it was handed, and for an allocation's cluster its SLURM job and nodes."""
         ray = self._ray
