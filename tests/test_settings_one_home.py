@@ -127,6 +127,7 @@ SETTINGS_RECORDS = [
 #: Library functions handed values of schema keys: a parameter named for a key has no default.
 SETTINGS_FUNCTIONS = [
     "editcredit.agent.reward:terminal_reward",
+    "editcredit.evaluation.journal:open_journal",
     "editcredit.stats.bootstrap:seed_task_ci",
     "editcredit.stats.bootstrap:task_ci",
     "editcredit.stats.bootstrap:mean_ci",

@@ -94,7 +94,7 @@ SLICE = {"model": "m", "evalset": "holdout", "seed": 1}
 
 def _started(root, identity):
     """A journal with one attempt recorded, opened the way the job opens it."""
-    journal = open_journal(root, identity)
+    journal = open_journal(root, identity, "new_journal")
     journal.append([attempt()])
     return journal
 
@@ -146,4 +146,4 @@ def test_a_choice_other_than_new_journal_or_refuse_is_refused(tmp_path):
     with pytest.raises(ValueError, match="evaluation.on_grader_change: 'keep' is not one of"):
         open_journal(tmp_path, {**SLICE, "grader": GRADER_A}, "keep")
     with pytest.raises(JournalError, match="must name its grader"):
-        open_journal(tmp_path, dict(SLICE))
+        open_journal(tmp_path, dict(SLICE), "new_journal")

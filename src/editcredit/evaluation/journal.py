@@ -163,7 +163,7 @@ def other_grader_journals(
 def open_journal(
     root: str | Path,
     identity: Mapping[str, Any],
-    on_grader_change: str = "new_journal",
+    on_grader_change: str,
     log=print,
 ) -> Journal:
     """The journal of ``identity`` under ``root``, resumed or new.
