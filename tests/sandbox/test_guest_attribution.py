@@ -265,3 +265,95 @@ def test_a_plugin_module_the_patch_wrote_is_not_registered(tmp_path):
         str((tmp_path / "shadow_plugin.py").resolve()),
     )
     assert out == {"0": ["shadow"], "1": []}
+
+
+def test_the_warm_servers_plugin_search_still_leaves_out_what_the_patch_touched(tmp_path):
+    for name in ("kept", "added"):
+        info = tmp_path / f"{name}_plugin-1.0.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}-plugin\nVersion: 1\n")
+        (info / "entry_points.txt").write_text(f"[pytest11]\n{name} = {name}_plugin\n")
+    patched = [str(Path(tmp_path, "added_plugin-1.0.dist-info", "entry_points.txt").resolve())]
+    out = _in_guest(
+        "import plugins\n"
+        "path = [sys.argv[1], *sys.path]\n"
+        "plugins.prewarm(path)\n"  # the server, before it forks
+        "sys.path[:] = path\n"  # the test process's path
+        "names = lambda p: [n for n, _ in plugins.entry_points(frozenset(p))]\n"
+        "print(json.dumps({'clean': names([]), 'patched': names(json.loads(sys.argv[2])),\n"
+        "                  'found_once': len(plugins._FOUND)}))\n",
+        str(tmp_path),
+        json.dumps(patched),
+    )
+    assert {"kept", "added"} <= set(out["clean"])
+    assert "kept" in out["patched"] and "added" not in out["patched"]
+    assert out["found_once"] == 1
+
+
+class _Impl:
+    def __init__(self, plugin, function):
+        self.plugin, self.function = plugin, function
+
+
+class _Caller:
+    def __init__(self, impls):
+        self.impls = impls
+
+    def get_hookimpls(self):
+        return list(self.impls)
+
+
+def _late():
+    return 2
+
+
+def test_a_late_hook_implementation_is_judged_once_and_again_when_it_changes():
+    plugin, late_plugin = object(), object()
+    caller = _Caller([_Impl(plugin, target)])
+    config = types.SimpleNamespace(
+        pluginmanager=types.SimpleNamespace(
+            hook=types.SimpleNamespace(pytest_runtest_logreport=caller)
+        )
+    )
+    snap = machinery.hook_impls(config)
+    caller.impls.append(_Impl(late_plugin, _late))  # registered after the snapshot
+    assert machinery.hook_changes(snap, config, NONE) == []
+    assert machinery.hook_changes(snap, config, NONE) == []  # the judged implementations
+    namespace: dict = {}
+    exec("def forged():\n    return 3\n", namespace)  # code from no file
+    caller.impls[1].function = namespace["forged"]
+    assert machinery.hook_changes(snap, config, NONE) == [
+        "hook pytest_runtest_logreport: implementation from <string>"
+    ]
+    caller.impls[1].function = _late
+    assert machinery.hook_changes(snap, config, NONE) == []
+    caller.impls[0].function = _late  # the snapshot's implementation swapped
+    assert machinery.hook_changes(snap, config, NONE) == [
+        "hook pytest_runtest_logreport: implementation removed or swapped"
+    ]
+    caller.impls[0].function = target
+    target.__code__, saved = _late.__code__, target.__code__
+    try:  # its code swapped
+        assert machinery.hook_changes(snap, config, NONE) == [
+            "hook pytest_runtest_logreport: implementation removed or swapped"
+        ]
+    finally:
+        target.__code__ = saved
+    assert machinery.hook_changes(snap, config, NONE) == []
+
+
+def test_the_guarded_names_are_resolved_as_before():
+    snap = machinery.snapshot()
+    assert machinery.changes(snap) == []
+    import _pytest.runner
+
+    saved = _pytest.runner.call_and_report
+    _pytest.runner.call_and_report = lambda *a, **k: None
+    try:
+        assert machinery.changes(snap) == ["_pytest.runner:call_and_report"]
+        assert [
+            k for k, (o, _) in snap.items() if machinery._resolve(*k.split(":", 1)) is not o
+        ] == ["_pytest.runner:call_and_report"]
+    finally:
+        _pytest.runner.call_and_report = saved
+    assert machinery.changes(snap) == []
