@@ -92,7 +92,9 @@ def points(x: float | None, digits: int = 2, sign: bool = False) -> str:
 
 def ci_points(ci: dict[str, Any] | None, digits: int = 2, half: bool = False) -> str:
     """``[lower, upper]`` of a CI record in points, or a dash; ``half``: followed by its
-    half-width, ``[lower, upper] $\\pm$h`` (:func:`half_width_points`)."""
+    half-width, ``[lower, upper] $\\pm$h`` (:func:`half_width_points`). ``ci`` is a
+    :class:`~editcredit.stats.records.CIRecord` as read from a result file (a template passes
+    it as read; older records lack ``half_width``)."""
     if not ci:
         return DASH
     text = f"[{points(ci['lower'], digits, True)}, {points(ci['upper'], digits, True)}]"
@@ -202,7 +204,8 @@ def write_tex(path: str | Path, body: str, inputs: Iterable[str | Path], config:
 
 
 def read_tex_provenance(path: str | Path) -> dict[str, Any]:
-    """The provenance block of a generated .tex file (its first line)."""
+    """The provenance block of a generated .tex file (its first line). Open: the block
+    ``io.provenance`` writes (inputs, code, config hash), read back whole by the checks."""
     with open(path, encoding="utf-8") as fh:
         first = fh.readline()
     if not first.startswith(PROVENANCE_PREFIX):

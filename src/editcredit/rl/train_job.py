@@ -48,7 +48,7 @@ from editcredit.rl.records import (
 from editcredit.rl.segment import SegmentSpec, train_segment
 from editcredit.rl.step_callbacks import segment_callbacks
 from editcredit.rl.timing import PHASES
-from editcredit.rl.workers import make_workers
+from editcredit.rl.workers import WorkersDescription, make_workers
 from editcredit.sandbox.report_store import absolute_store
 from editcredit.settings import RaySettings
 from editcredit.storage.forecast import checkpoint_bytes
@@ -116,7 +116,7 @@ def run_budget_guard(
     return BudgetGuard(run, caps, spent, failed, receipt_dir=receipt_dir, gpus=gpus)
 
 
-def stable_workers(described: dict[str, Any]) -> StableWorkers:
+def stable_workers(described: WorkersDescription) -> StableWorkers:
     """What a receipt keeps of where the rollout workers ran: their kind and number. Addresses,
     Ray node ids and which actor took which groups change from run to run (the sidecar's)."""
     out: StableWorkers = {"kind": described["kind"]}
@@ -220,6 +220,8 @@ class RolloutSetup:
     device: torch.device
     quarantine: dict[str, str]
     pool: list
+    # RolloutWorker's keyword arguments (its settings' sections, the pool's gold times), passed
+    # to each worker whole
     worker_kwargs: dict[str, Any]
 
     def start_workers(self, ray: RaySettings) -> tuple[dict[str, Any], Any]:
