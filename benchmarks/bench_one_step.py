@@ -143,7 +143,14 @@ def main() -> None:
     finally:
         workers.close()
     credit = assemble_step(
-        rows, queries, run="O", arm="O", lam=0.1, c=1.0, normalize_std=cfg.normalize_std
+        rows,
+        queries,
+        run="O",
+        arm="O",
+        lam=0.1,
+        c=1.0,
+        normalize_std=cfg.normalize_std,
+        zero_variance_filter=cfg.zero_variance_filter,
     )
     sequences = [
         UpdateSequence(r["token_ids"], r["logprobs"], v, a, r["instance_id"])

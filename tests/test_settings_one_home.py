@@ -128,6 +128,7 @@ SETTINGS_RECORDS = [
 SETTINGS_FUNCTIONS = [
     "editcredit.agent.reward:terminal_reward",
     "editcredit.evaluation.journal:open_journal",
+    "editcredit.rl.step_batch:assemble_step",
     "editcredit.stats.bootstrap:seed_task_ci",
     "editcredit.stats.bootstrap:task_ci",
     "editcredit.stats.bootstrap:mean_ci",

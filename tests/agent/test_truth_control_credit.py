@@ -65,7 +65,16 @@ def test_a_t_step_credits_the_turns_that_fixed_a_planted_bug(monkeypatch, local_
     rows, queries = result["rows"], result["queries"]
     assert all(q["truth"] is not None and not q["sent"] for q in queries)
 
-    credit = assemble_step(rows, queries, run="T-s0", arm="T", lam=0.1, c=1.0, normalize_std=False)
+    credit = assemble_step(
+        rows,
+        queries,
+        run="T-s0",
+        arm="T",
+        lam=0.1,
+        c=1.0,
+        normalize_std=False,
+        zero_variance_filter=False,
+    )
     assert credit.ledger == [] and credit.metrics["cf_sent"] == 0
     assert credit.metrics["credit_mass_l1"] > 0 and credit.metrics["credit_rollouts"] == 2
     for row, query, adv, seq in zip(

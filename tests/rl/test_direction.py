@@ -51,7 +51,16 @@ def batch(half_policy):
             queries += result["queries"]
     finally:
         worker.close()
-    credit = assemble_step(rows, queries, run="O-s1", arm="O", lam=0.1, c=1.0, normalize_std=False)
+    credit = assemble_step(
+        rows,
+        queries,
+        run="O-s1",
+        arm="O",
+        lam=0.1,
+        c=1.0,
+        normalize_std=False,
+        zero_variance_filter=False,
+    )
     sequences = [
         UpdateSequence(r["token_ids"], r["logprobs"], v, a, r["instance_id"])
         for r, v, a in zip(rows, credit.valid, credit.advantages, strict=True)

@@ -60,7 +60,16 @@ def _batch():
 def _assemble(arm, rows=None, queries=None):
     if rows is None:
         rows, queries = _batch()
-    return assemble_step(rows, queries, run="r", arm=arm, lam=LAM, c=C, normalize_std=False)
+    return assemble_step(
+        rows,
+        queries,
+        run="r",
+        arm=arm,
+        lam=LAM,
+        c=C,
+        normalize_std=False,
+        zero_variance_filter=False,
+    )
 
 
 def test_group_advantages_are_the_same_for_every_arm():
@@ -136,14 +145,32 @@ def test_rewards_in_rows_are_never_touched():
     rows, queries = _batch()
     before = [r["reward"] for r in rows]
     for arm in "OBME":
-        assemble_step(rows, queries, run="r", arm=arm, lam=LAM, c=C, normalize_std=False)
+        assemble_step(
+            rows,
+            queries,
+            run="r",
+            arm=arm,
+            lam=LAM,
+            c=C,
+            normalize_std=False,
+            zero_variance_filter=False,
+        )
     assert [r["reward"] for r in rows] == before
 
 
 def test_zero_variance_filter_drops_flat_groups_only_when_asked():
     rows, queries = _batch()
     rows[1]["reward"] = 1.0  # group a now flat
-    kept = assemble_step(rows, queries, run="r", arm="O", lam=LAM, c=C, normalize_std=False)
+    kept = assemble_step(
+        rows,
+        queries,
+        run="r",
+        arm="O",
+        lam=LAM,
+        c=C,
+        normalize_std=False,
+        zero_variance_filter=False,
+    )
     assert kept.valid[0].any() and kept.sequence_advantages[0] == 0.0
     dropped = assemble_step(
         rows,

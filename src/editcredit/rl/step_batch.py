@@ -44,7 +44,7 @@ def assemble_step(
     lam: float,
     c: float,
     normalize_std: bool,
-    zero_variance_filter: bool = False,
+    zero_variance_filter: bool,
 ) -> StepCredit:
     """Advantages, credit and ledger of one step's rollouts (``rows`` and ``queries`` aligned).
 
