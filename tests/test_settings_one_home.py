@@ -129,6 +129,7 @@ SETTINGS_FUNCTIONS = [
     "editcredit.agent.reward:terminal_reward",
     "editcredit.evaluation.journal:open_journal",
     "editcredit.rl.step_batch:assemble_step",
+    "editcredit.agent.probe:rollout_and_grade",
     "editcredit.stats.bootstrap:seed_task_ci",
     "editcredit.stats.bootstrap:task_ci",
     "editcredit.stats.bootstrap:mean_ci",

@@ -32,7 +32,7 @@ def rollout_and_grade(
     seed: int,
     reward_cfg: Mapping[str, float],
     grading_cfg: Mapping[str, float],
-    workers: int = 2,
+    workers: int,
 ) -> list[dict[str, Any]]:
     """``samples`` episodes per task, each in a fresh environment of ``make_env``, final
     patches graded with the utility weights of ``grading_cfg`` (config ``grading``); one
