@@ -130,6 +130,7 @@ SETTINGS_FUNCTIONS = [
     "editcredit.evaluation.journal:open_journal",
     "editcredit.rl.step_batch:assemble_step",
     "editcredit.agent.probe:rollout_and_grade",
+    "editcredit.suites.swebench_import:import_tasks",
     "editcredit.stats.bootstrap:seed_task_ci",
     "editcredit.stats.bootstrap:task_ci",
     "editcredit.stats.bootstrap:mean_ci",

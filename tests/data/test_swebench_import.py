@@ -11,6 +11,10 @@ import pytest
 from editcredit.data.freeze import FrozenSuiteError
 from editcredit.suites.swebench_import import import_tasks
 
+#: A task's grading limit (``suites.<name>.timeout_s``, the schema's default; the importer fills
+#: it into every row that names none)
+TIMEOUT_S = 20.0
+
 TEST_PATCH = (
     "diff --git a/tests/test_x.py b/tests/test_x.py\n--- a/tests/test_x.py\n"
     "+++ b/tests/test_x.py\n@@ -1 +1,2 @@\n def test_a(): pass\n+def test_b(): pass\n"
@@ -39,7 +43,9 @@ def write_jsonl(path, rows):
 
 def test_jsonl_rows_become_tasks(tmp_path):
     path = write_jsonl(tmp_path / "d.jsonl", [row(), row(instance_id="org__repo-2")])
-    tasks = import_tasks(path, "swe", image_template="sweb.eval.x86_64.{instance_id}")
+    tasks = import_tasks(
+        path, "swe", image_template="sweb.eval.x86_64.{instance_id}", timeout_s=TIMEOUT_S
+    )
     assert [t.image for t in tasks] == [
         "sweb.eval.x86_64.org__repo-1",
         "sweb.eval.x86_64.org__repo-2",
@@ -52,7 +58,7 @@ def test_jsonl_rows_become_tasks(tmp_path):
 def test_parquet_rows_become_tasks(tmp_path):
     path = tmp_path / "d.parquet"
     pq.write_table(pa.Table.from_pylist([row(image="img:1")]), path)
-    assert import_tasks(path, "swe")[0].image == "img:1"
+    assert import_tasks(path, "swe", image_template="", timeout_s=TIMEOUT_S)[0].image == "img:1"
 
 
 @pytest.mark.parametrize(
@@ -68,7 +74,7 @@ def test_parquet_rows_become_tasks(tmp_path):
 def test_bad_row_and_field_are_named(tmp_path, bad, field):
     path = write_jsonl(tmp_path / "d.jsonl", [row(), row(instance_id="org__repo-2", **bad)])
     with pytest.raises(FrozenSuiteError) as err:
-        import_tasks(path, "swe", image_template="img:{instance_id}")
+        import_tasks(path, "swe", image_template="img:{instance_id}", timeout_s=TIMEOUT_S)
     assert "d.jsonl: row 1" in str(err.value)
     assert f"field {field}" in str(err.value)
 
@@ -76,11 +82,11 @@ def test_bad_row_and_field_are_named(tmp_path, bad, field):
 def test_duplicate_ids_and_broken_lines(tmp_path):
     path = write_jsonl(tmp_path / "d.jsonl", [row(), row()])
     with pytest.raises(FrozenSuiteError, match="row 1: field instance_id: duplicate"):
-        import_tasks(path, "swe", image_template="img")
+        import_tasks(path, "swe", image_template="img", timeout_s=TIMEOUT_S)
     broken = tmp_path / "b.jsonl"
     broken.write_text(json.dumps(row()) + "\n{oops\n")
     with pytest.raises(FrozenSuiteError, match="b.jsonl: line 2: not JSON"):
-        import_tasks(broken, "swe", image_template="img")
+        import_tasks(broken, "swe", image_template="img", timeout_s=TIMEOUT_S)
 
 
 def test_runners_from_the_row_or_swebench_specs(tmp_path):
@@ -100,7 +106,7 @@ def test_runners_from_the_row_or_swebench_specs(tmp_path):
     own["FAIL_TO_PASS"] = json.dumps(["test_b (tests.test_x.T)"])
     own["PASS_TO_PASS"] = "[]"
     path = write_jsonl(tmp_path / "r.jsonl", [django, sympy, own])
-    tasks = import_tasks(path, "s", image_template="img:{instance_id}")
+    tasks = import_tasks(path, "s", image_template="img:{instance_id}", timeout_s=TIMEOUT_S)
     got = [(t.test_runner, t.test_command[:1]) for t in tasks]
     assert got == [
         ("django", ["./tests/runtests.py"]),
@@ -109,7 +115,14 @@ def test_runners_from_the_row_or_swebench_specs(tmp_path):
     ]
     bad = row(test_runner="nose")
     with pytest.raises(FrozenSuiteError, match=r"row 0 \(org__repo-1\): field test_runner"):
-        import_tasks(write_jsonl(tmp_path / "bad.jsonl", [bad]), "s", image_template="i")
+        import_tasks(
+            write_jsonl(tmp_path / "bad.jsonl", [bad]), "s", image_template="i", timeout_s=TIMEOUT_S
+        )
     pytest_ids = row(FAIL_TO_PASS=json.dumps(["test_b (x.T)"]))
     with pytest.raises(FrozenSuiteError, match="field FAIL_TO_PASS"):
-        import_tasks(write_jsonl(tmp_path / "ids.jsonl", [pytest_ids]), "s", image_template="i")
+        import_tasks(
+            write_jsonl(tmp_path / "ids.jsonl", [pytest_ids]),
+            "s",
+            image_template="i",
+            timeout_s=TIMEOUT_S,
+        )

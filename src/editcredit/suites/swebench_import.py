@@ -89,9 +89,7 @@ def _normalise(
     return record
 
 
-def import_tasks(
-    path: str | Path, suite: str, image_template: str = "", timeout_s: float = 1800.0
-) -> list[Task]:
+def import_tasks(path: str | Path, suite: str, image_template: str, timeout_s: float) -> list[Task]:
     """Every row as a validated Task; the first bad row raises, naming row and field."""
     path = Path(path)
     tasks, seen = [], set()
