@@ -131,6 +131,7 @@ SETTINGS_FUNCTIONS = [
     "editcredit.rl.step_batch:assemble_step",
     "editcredit.agent.probe:rollout_and_grade",
     "editcredit.suites.swebench_import:import_tasks",
+    "editcredit.policy.fast_decode:FastGenerator",
     "editcredit.stats.bootstrap:seed_task_ci",
     "editcredit.stats.bootstrap:task_ci",
     "editcredit.stats.bootstrap:mean_ci",

@@ -61,7 +61,7 @@ def test_prefill_logits_match_the_hf_forward(model):
 
 
 def test_recorded_logprobs_are_those_of_the_model_for_the_sampled_tokens(model):
-    gen = FastGenerator(model, EOS, PAD, use_graph=False)
+    gen = FastGenerator(model, EOS, PAD, use_graph=False, compile=False)
     outs = gen.generate(PROMPTS, max_new_tokens=8, temperature=0.7, seed=3)
     for prompt, out in zip(PROMPTS, outs, strict=True):
         seq = prompt + out.token_ids
@@ -73,7 +73,7 @@ def test_recorded_logprobs_are_those_of_the_model_for_the_sampled_tokens(model):
 
 
 def test_same_seed_same_tokens(model):
-    gen = FastGenerator(model, EOS, PAD, use_graph=False)
+    gen = FastGenerator(model, EOS, PAD, use_graph=False, compile=False)
     a = gen.generate(PROMPTS, 6, 1.0, seed=11)
     b = gen.generate(PROMPTS, 6, 1.0, seed=11)
     assert [o.token_ids for o in a] == [o.token_ids for o in b]
@@ -95,7 +95,7 @@ def test_weights_changed_between_calls_are_the_weights_decoded(model):
     calls (as in training) is decoded with its new weights, not a stale copy."""
     changed = _tiny().eval()
     changed.load_state_dict(model.state_dict())
-    gen = FastGenerator(changed, EOS, PAD, use_graph=False)
+    gen = FastGenerator(changed, EOS, PAD, use_graph=False, compile=False)
     gen.generate(PROMPTS, 4, 1.0, seed=1)
     with torch.no_grad():
         for layer in changed.model.layers:
@@ -112,13 +112,15 @@ def test_compiled_step_records_the_same_logprobs(model):
     gen = FastGenerator(model, EOS, PAD, use_graph=False, compile=True)
     outs = gen.generate(PROMPTS, 12, 0.9, seed=4)
     _assert_logprobs_match_hf(model, PROMPTS, outs, 0.9)
-    eager = FastGenerator(model, EOS, PAD, use_graph=False).generate(PROMPTS, 12, 0.9, seed=4)
+    eager = FastGenerator(model, EOS, PAD, use_graph=False, compile=False).generate(
+        PROMPTS, 12, 0.9, seed=4
+    )
     assert [o.token_ids for o in outs] == [o.token_ids for o in eager]
 
 
 def test_shape_buckets_are_reused_across_turns(model):
     """A shrinking batch and growing prompts (a multi-turn rollout) reuse few buckets."""
-    gen = FastGenerator(model, EOS, PAD, use_graph=False)
+    gen = FastGenerator(model, EOS, PAD, use_graph=False, compile=False)
     turns = [PROMPTS, [p + [20, 21] for p in PROMPTS[:2]], [PROMPTS[0] + [22] * 5]]
     for prompts in turns:
         outs = gen.generate(prompts, 5, 1.0, seed=9)
@@ -146,7 +148,7 @@ def test_graph_replay_on_gpu_records_the_models_logprobs(model, compile, autocas
 def test_decoding_under_autocast_writes_the_cache_in_its_own_dtype(model):
     """A training job generates with its fp32 policy under bf16 autocast (as on GPU): the
     decoder runs in the model's dtype, so the log-probs are the fp32 model's."""
-    gen = FastGenerator(model, EOS, PAD, use_graph=False)
+    gen = FastGenerator(model, EOS, PAD, use_graph=False, compile=False)
     with torch.autocast("cpu", torch.bfloat16):
         outs = gen.generate(PROMPTS, 6, 1.0, seed=2)
     assert [len(o.token_ids) for o in outs] and all(o.logprobs for o in outs)
@@ -157,5 +159,7 @@ def test_decoding_under_autocast_writes_the_cache_in_its_own_dtype(model):
 def test_short_and_ragged_prompts(model, prompts):
     """One-token prompts (a prefill of width 1) and ragged batches record the model's
     log-probs."""
-    outs = FastGenerator(model, EOS, PAD, use_graph=False).generate(prompts, 6, 1.0, seed=3)
+    outs = FastGenerator(model, EOS, PAD, use_graph=False, compile=False).generate(
+        prompts, 6, 1.0, seed=3
+    )
     _assert_logprobs_match_hf(model, prompts, outs, 1.0)

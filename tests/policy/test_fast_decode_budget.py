@@ -53,7 +53,7 @@ def _assert_logprobs_match_hf(model, prompts, outs, temperature):
 
 def test_a_call_larger_than_its_budget_is_decoded_in_passes(model):
     budget = _budget_for(model, rows=2, width=6, new=8, prefill_rows=1)
-    gen = FastGenerator(model, EOS, PAD, use_graph=False, memory_budget=budget)
+    gen = FastGenerator(model, EOS, PAD, use_graph=False, memory_budget=budget, compile=False)
     outs = gen.generate(PROMPTS, 8, 0.9, seed=3)
     assert len(outs) == 3 and all(o.token_ids for o in outs)
     _assert_logprobs_match_hf(model, PROMPTS, outs, 0.9)
@@ -64,7 +64,7 @@ def test_a_call_larger_than_its_budget_is_decoded_in_passes(model):
 
 def test_a_budget_that_holds_the_call_decodes_it_in_one_pass(model):
     budget = _budget_for(model, rows=4, width=6, new=8, prefill_rows=4)
-    gen = FastGenerator(model, EOS, PAD, use_graph=False, memory_budget=budget)
+    gen = FastGenerator(model, EOS, PAD, use_graph=False, memory_budget=budget, compile=False)
     outs = gen.generate(PROMPTS, 8, 0.9, seed=3)
     _assert_logprobs_match_hf(model, PROMPTS, outs, 0.9)
     assert list(gen._slots) == [(4, 128, 16)]
@@ -94,7 +94,7 @@ def test_old_buckets_are_dropped_to_make_room(model):
     large = gpu_memory.decode_slot_bytes(shape, 4, 256, 16, 4)
     row = gpu_memory.prefill_row_bytes(shape, 206, 256, 4)
     budget = int((large + row + small // 2) / gpu_memory.PLAN_HEADROOM) + 1  # not both slots
-    gen = FastGenerator(model, EOS, PAD, use_graph=False, memory_budget=budget)
+    gen = FastGenerator(model, EOS, PAD, use_graph=False, memory_budget=budget, compile=False)
     gen.generate(PROMPTS, 8, 1.0, seed=1)
     assert list(gen._slots) == [(4, 128, 16)]
     gen._memory_used = lambda: sum(gen._slot_bytes(k) for k in gen._slots)  # as on a GPU
@@ -104,7 +104,7 @@ def test_old_buckets_are_dropped_to_make_room(model):
 
 
 def test_a_budget_below_one_row_is_a_clear_error(model):
-    gen = FastGenerator(model, EOS, PAD, use_graph=False, memory_budget=1000)
+    gen = FastGenerator(model, EOS, PAD, use_graph=False, memory_budget=1000, compile=False)
     with pytest.raises(ValueError, match=r"GPU budget too small.*gpu_mem_mb"):
         gen.generate(PROMPTS, 8, 1.0, seed=1)
 
@@ -113,9 +113,9 @@ def test_without_a_budget_on_cpu_nothing_changes(model):
     """The CPU path (no budget) is the one-pass call of before: the same tokens as a generator
     whose budget holds the whole call, for a power-of-two batch (no padding rows)."""
     prompts = PROMPTS + [[18, 19]]
-    plain = FastGenerator(model, EOS, PAD, use_graph=False)
+    plain = FastGenerator(model, EOS, PAD, use_graph=False, compile=False)
     assert plain.memory_budget is None
     a = plain.generate(prompts, 8, 1.0, seed=5)
     budget = _budget_for(model, rows=4, width=6, new=8, prefill_rows=4)
-    b = FastGenerator(model, EOS, PAD, use_graph=False, memory_budget=budget)
+    b = FastGenerator(model, EOS, PAD, use_graph=False, memory_budget=budget, compile=False)
     assert [o.token_ids for o in b.generate(prompts, 8, 1.0, seed=5)] == [o.token_ids for o in a]

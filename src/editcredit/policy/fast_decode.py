@@ -326,7 +326,8 @@ class FastGenerator:
         stop_ids: int | Sequence[int],
         pad_id: int,
         use_graph: bool | None = None,
-        compile: bool = False,
+        *,
+        compile: bool,
         memory_budget: int | None = None,
     ) -> None:
         # an HF causal LM: its config is an attribute nn.Module cannot type
