@@ -132,6 +132,8 @@ SETTINGS_FUNCTIONS = [
     "editcredit.agent.probe:rollout_and_grade",
     "editcredit.suites.swebench_import:import_tasks",
     "editcredit.policy.fast_decode:FastGenerator",
+    "editcredit.stopping.build:checkpoint_rows",
+    "editcredit.stopping.build:checkpoints_job",
     "editcredit.stats.bootstrap:seed_task_ci",
     "editcredit.stats.bootstrap:task_ci",
     "editcredit.stats.bootstrap:mean_ci",

@@ -113,7 +113,7 @@ def test_checkpoints_are_graded_once_per_tree_with_the_strict_grader(episode, do
         calls.append(len(jobs))
         return [grader(t, p)[:2] for t, p in jobs]
 
-    rows = checkpoint_rows(trajs, {task.instance_id: task}, grade_many)
+    rows = checkpoint_rows(trajs, {task.instance_id: task}, grade_many, "file")
     assert calls == [2]  # two distinct trees (b - a, a + b) for ten points
     assert len(rows) == 10
     assert [r["correct_now"] for r in rows[:5]] == [0, 0, 1, 1, 1]

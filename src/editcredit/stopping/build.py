@@ -168,7 +168,7 @@ def checkpoint_rows(
     trajectories: Sequence[Mapping[str, Any]],
     tasks: Mapping[str, Task],
     grade_many: Callable[[list[tuple[Task, str]]], list[tuple[int | None, str]]],
-    try_scope: str = "file",
+    try_scope: str,
 ) -> list[dict[str, Any]]:
     """Rows of checkpoints.parquet: decision points with features, graded once per tree.
     ``try_scope`` (``agent.try_scope``) says which candidate list the environment showed, and
@@ -250,7 +250,7 @@ def checkpoints_job(
     study: str = "stop",
     budget_dir: str | Path = DEFAULT_RECEIPT_DIR,
     gold_times: Sequence[str] = (),
-    try_scope: str = "file",
+    try_scope: str,
 ) -> dict[str, Any]:
     """Write ``results/stop/{model}/checkpoints.parquet`` and its receipt (``.json`` beside).
     ``try_scope``: the ``agent.try_scope`` the trajectories were played under.
