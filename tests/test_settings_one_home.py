@@ -134,6 +134,7 @@ SETTINGS_FUNCTIONS = [
     "editcredit.policy.fast_decode:FastGenerator",
     "editcredit.stopping.build:checkpoint_rows",
     "editcredit.stopping.build:checkpoints_job",
+    "editcredit.report.paper:build_pdf",
     "editcredit.stats.bootstrap:seed_task_ci",
     "editcredit.stats.bootstrap:task_ci",
     "editcredit.stats.bootstrap:mean_ci",

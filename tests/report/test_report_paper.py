@@ -7,12 +7,15 @@ from pathlib import Path
 
 import pytest
 from record_shapes import assert_record
+from taskfactory import CONFIG
 from taskfactory import REPO as _REPO
 
 from editcredit.report.costs import BenchmarkTimes, CostRow, cost_rows, read_benchmark
 from editcredit.report.paper import TexMissingError, build_pdf, log_warnings
 
 REPO = Path(_REPO)
+#: The default config's ``paper.latexmk``, as rule paper passes it
+LATEXMK = CONFIG["paper"]["latexmk"]
 
 HAS_TEX = shutil.which("latexmk") is not None and shutil.which("pdflatex") is not None
 
@@ -34,13 +37,17 @@ def test_log_warnings():
 def test_paper_compiles_without_warnings(resolved_tree):
     root = resolved_tree["root"]
     shutil.copy(REPO / "paper" / "main.tex", root / "paper" / "main.tex")
-    warnings = build_pdf(root / "paper" / "main.tex", root / "paper" / "main.pdf", root / "build")
+    warnings = build_pdf(
+        root / "paper" / "main.tex", root / "paper" / "main.pdf", root / "build", latexmk=LATEXMK
+    )
     assert warnings == []
     pdf = (root / "paper" / "main.pdf").read_bytes()
     assert pdf.startswith(b"%PDF")
     # same sources, same bytes (fixed SOURCE_DATE_EPOCH, no timestamps in the figures)
     shutil.rmtree(root / "build")
-    build_pdf(root / "paper" / "main.tex", root / "paper" / "again.pdf", root / "build")
+    build_pdf(
+        root / "paper" / "main.tex", root / "paper" / "again.pdf", root / "build", latexmk=LATEXMK
+    )
     assert (root / "paper" / "again.pdf").read_bytes() == pdf
 
 
@@ -48,7 +55,9 @@ def test_paper_compiles_without_warnings(resolved_tree):
 def test_paper_with_unresolved_slots_compiles_with_the_appendix_table(unresolved_tree):
     root = unresolved_tree["root"]
     shutil.copy(REPO / "paper" / "main.tex", root / "paper" / "main.tex")
-    warnings = build_pdf(root / "paper" / "main.tex", root / "paper" / "main.pdf", root / "build")
+    warnings = build_pdf(
+        root / "paper" / "main.tex", root / "paper" / "main.pdf", root / "build", latexmk=LATEXMK
+    )
     assert warnings == []
     assert "longtable" in (root / "paper" / "tables" / "unresolved.tex").read_text()
 

@@ -26,6 +26,10 @@ TEX_PACKAGES = (
 #: 2026-01-01T00:00:00Z: the PDF's creation date, fixed for reproducible bytes.
 SOURCE_DATE_EPOCH = "1767225600"
 
+#: Seconds one latexmk run may take before the build fails (not a setting: the paper compiles
+#: in seconds, and a run that hangs on a TeX prompt should stop rather than hold the job).
+COMPILE_TIMEOUT_S = 300.0
+
 
 class TexMissingError(RuntimeError):
     """latexmk or pdflatex is not installed."""
@@ -51,10 +55,10 @@ def build_pdf(
     pdf: str | Path,
     build_dir: str | Path,
     *,
-    latexmk: str = "latexmk",
-    timeout_s: float = 300.0,
+    latexmk: str,
 ) -> list[str]:
-    """Compile ``tex`` (run in its own directory) and copy the PDF to ``pdf``.
+    """Compile ``tex`` (run in its own directory) with ``latexmk`` (config ``paper.latexmk``)
+    and copy the PDF to ``pdf``.
 
     Returns the warnings of the final LaTeX log (:func:`log_warnings`).
 
@@ -78,7 +82,7 @@ def build_pdf(
     ]
     env = {**os.environ, "SOURCE_DATE_EPOCH": SOURCE_DATE_EPOCH, "FORCE_SOURCE_DATE": "1"}
     proc = subprocess.run(
-        cmd, cwd=tex.parent, env=env, capture_output=True, text=True, timeout=timeout_s
+        cmd, cwd=tex.parent, env=env, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S
     )
     log_path = build_dir / f"{tex.stem}.log"
     log_text = log_path.read_text(errors="replace") if log_path.exists() else ""
