@@ -135,6 +135,8 @@ SETTINGS_FUNCTIONS = [
     "editcredit.stopping.build:checkpoint_rows",
     "editcredit.stopping.build:checkpoints_job",
     "editcredit.report.paper:build_pdf",
+    "editcredit.report.tables:render_tables",
+    "editcredit.report.jobs:tables_job",
     "editcredit.stats.bootstrap:seed_task_ci",
     "editcredit.stats.bootstrap:task_ci",
     "editcredit.stats.bootstrap:mean_ci",

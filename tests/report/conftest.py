@@ -118,6 +118,7 @@ def build_all(root: Path, spec: FakeSpec, stats: dict = STATS) -> dict:
             out_dir="paper/tables",
             config=config,
             design=DESIGN,
+            level=stats["bootstrap"]["level"],
         )
         figures_job(
             training=[f"results/stats/training/{a}.json" for a in spec.plan],

@@ -37,6 +37,7 @@ def _call(inputs: tuple[TableInputs, str, str], settings: TablesSettings, ctx: J
         out_dir=out_dir,
         config=ctx.provenance_config,
         design=ctx.settings.training,
+        level=ctx.settings.stats.bootstrap.level,
     )
 
 

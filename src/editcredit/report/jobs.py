@@ -27,9 +27,11 @@ def tables_job(
     out_dir: str,
     config: Any,
     design: TrainingSettings,
+    level: float,
 ) -> dict[str, Path]:
     """Rule render_tables: every ``paper/tables/*.tex``; ``settings`` is the rule's params,
-    ``design`` the typed ``training`` section (the GRPO settings and pool the paper states).
+    ``design`` the typed ``training`` section (the GRPO settings and pool the paper states),
+    ``level`` the typed ``stats.bootstrap.level``.
 
     ``inputs.slots`` are the slots files of every evaluated model and eval set (the appendix
     table of unresolved slots), as the rule declares them. ``inputs.benchmarks`` are the
@@ -38,7 +40,13 @@ def tables_job(
     nothing under ``inputs.benchmark_root`` that the DAG does not name is read.
     """
     written = render_tables(
-        inputs, settings, template_dir=template_dir, out_dir=out_dir, config=config, design=design
+        inputs,
+        settings,
+        template_dir=template_dir,
+        out_dir=out_dir,
+        config=config,
+        design=design,
+        level=level,
     )
     for rec in inputs.records(inputs.comparisons):
         log.info("%s", rec["gate"]["line"])

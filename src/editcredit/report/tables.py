@@ -189,6 +189,7 @@ def render_tables(
     out_dir: str | Path,
     config: Any,
     design: TrainingSettings,
+    level: float,
 ) -> dict[str, Path]:
     """Render every table of :data:`TABLES` into ``out_dir``; returns name -> path.
 
@@ -203,6 +204,8 @@ def render_tables(
         config: the workflow config (its hash goes into every provenance line; never read).
         design: the typed ``training`` section (the GRPO settings and the pool the paper's
             numbers state).
+        level: config ``stats.bootstrap.level``, the level the trained table states when no
+            comparison (whose record names the level of its intervals) was computed.
     """
     main, arm_order, run_order = settings.main, settings.arm_order, settings.run_order
     env = make_env(template_dir)
@@ -238,7 +241,7 @@ def render_tables(
         "trained": (
             {
                 "groups": ctx.trained_context(comparisons),
-                "level": comparisons[0]["bootstrap"]["level"] if comparisons else 0.95,
+                "level": comparisons[0]["bootstrap"]["level"] if comparisons else level,
             },
             list(inputs.comparisons),
         ),
