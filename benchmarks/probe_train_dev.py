@@ -109,7 +109,13 @@ def located_expert_figures(cfg: dict, suite: str, samples: int, max_turns: int) 
 
         def one(job):
             task, k = job
-            env = MinibugsEnv(memo, max_turns, candidates=True, try_scope="function")
+            env = MinibugsEnv(
+                memo,
+                max_turns=max_turns,
+                numbered_lines=False,
+                candidates=True,
+                try_scope="function",
+            )
             rng = random.Random(f"{seed}:{task.instance_id}:{k}")
             search_episode(env, task, rng, weights, max_turns, pool=pool, pool_seed=seed)
             key = f"located-experts:{task.instance_id}:{k}"

@@ -137,6 +137,8 @@ SETTINGS_FUNCTIONS = [
     "editcredit.report.paper:build_pdf",
     "editcredit.report.tables:render_tables",
     "editcredit.report.jobs:tables_job",
+    "editcredit.evaluation.sandboxes:FaultySandbox",
+    "editcredit.agent.minibugs_env:MinibugsEnv",
     "editcredit.stats.bootstrap:seed_task_ci",
     "editcredit.stats.bootstrap:task_ci",
     "editcredit.stats.bootstrap:mean_ci",

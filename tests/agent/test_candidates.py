@@ -64,15 +64,21 @@ def test_no_seed_function_no_candidates():
 
 def test_the_environment_lists_the_candidates_only_when_asked(local_sandbox):
     task = make_calc_task()
-    shown = MinibugsEnv(local_sandbox, 6, candidates=True).reset(task)
+    shown = MinibugsEnv(
+        local_sandbox, max_turns=6, numbered_lines=False, candidates=True, try_scope="file"
+    ).reset(task)
     listing = "candidate fixes (try <k>):\n1: @3 - -> +\n2: @3 a - b -> b - a"
     assert shown.endswith(listing)
-    assert "candidate" not in MinibugsEnv(local_sandbox, 6).reset(task)
+    assert "candidate" not in MinibugsEnv(
+        local_sandbox, max_turns=6, numbered_lines=False, candidates=False, try_scope="file"
+    ).reset(task)
 
 
 def test_try_applies_one_candidate_to_the_original_tree(local_sandbox):
     task = make_calc_task()
-    env = MinibugsEnv(local_sandbox, 12, candidates=True)
+    env = MinibugsEnv(
+        local_sandbox, max_turns=12, numbered_lines=False, candidates=True, try_scope="file"
+    )
     env.reset(task)
     assert env.step("try 2") == ("candidate 2 applied", False)
     assert env.tree["calc.py"] == CALC_BUG.replace("return a - b", "return b - a")
@@ -89,7 +95,9 @@ def test_try_applies_one_candidate_to_the_original_tree(local_sandbox):
 
 
 def test_try_without_a_list_changes_nothing(local_sandbox):
-    env = MinibugsEnv(local_sandbox, 6)
+    env = MinibugsEnv(
+        local_sandbox, max_turns=6, numbered_lines=False, candidates=False, try_scope="file"
+    )
     env.reset(make_calc_task())
     assert env.step("try 1") == ("no candidate fixes are shown; nothing changed", False)
     assert env.turns[-1].kind == "try" and not env.turns[-1].changes
@@ -99,7 +107,9 @@ def test_the_searching_expert_walks_the_list_and_solves(local_sandbox):
     task = make_calc_task()
     # the gold fix's kind last: a wrong try, its run, then the fix
     kinds = {"binop_swap": 1e-6, "swap_operands": 1.0}
-    env = MinibugsEnv(local_sandbox, 12, candidates=True)
+    env = MinibugsEnv(
+        local_sandbox, max_turns=12, numbered_lines=False, candidates=True, try_scope="file"
+    )
     observations, actions = search_episode(env, task, random.Random(0), kinds, 12)
     assert actions == ["try 2", "run", "try 1", "run", "submit"]
     assert not visible_tests_pass(observations[2]) and visible_tests_pass(observations[4])
@@ -107,7 +117,9 @@ def test_the_searching_expert_walks_the_list_and_solves(local_sandbox):
 
 
 def test_the_searching_expert_keeps_to_the_turn_budget(local_sandbox):
-    env = MinibugsEnv(local_sandbox, 3, candidates=True)
+    env = MinibugsEnv(
+        local_sandbox, max_turns=3, numbered_lines=False, candidates=True, try_scope="file"
+    )
     kinds = {"binop_swap": 1e-6, "swap_operands": 1.0}
     _, actions = search_episode(env, make_calc_task(), random.Random(0), kinds, 3)
     assert actions == ["try 2", "run", "submit"]

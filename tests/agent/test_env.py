@@ -14,7 +14,9 @@ from editcredit.grading.grader import grade_patch
 
 @pytest.fixture
 def env(local_sandbox):
-    return MinibugsEnv(local_sandbox, max_turns=6)
+    return MinibugsEnv(
+        local_sandbox, max_turns=6, numbered_lines=False, candidates=False, try_scope="file"
+    )
 
 
 def test_fix_run_submit(env, local_sandbox):
@@ -77,7 +79,9 @@ def test_experts_fix_the_task(local_sandbox, style):
     assert path == "calc.py" and pairs == [(3, "    return a + b")]
     assert apply_single_file_diff(task.files["calc.py"], task.patch).count("a + b") == 1
     for seed in range(4):
-        env = MinibugsEnv(local_sandbox, max_turns=8)
+        env = MinibugsEnv(
+            local_sandbox, max_turns=8, numbered_lines=False, candidates=False, try_scope="file"
+        )
         env.reset(task)
         actions = expert_actions(task, random.Random(seed), 1.0, 1.0, style)
         assert actions[-1] == "submit"
@@ -110,7 +114,13 @@ def test_observations_never_show_the_sandbox_work_directory(message, shown):
 def test_infrastructure_failures_of_the_episodes_test_runs_are_counted(local_sandbox):
     from editcredit.evaluation.sandboxes import FaultySandbox
 
-    env = MinibugsEnv(FaultySandbox(local_sandbox, rate=1.0), max_turns=6)
+    env = MinibugsEnv(
+        FaultySandbox(local_sandbox, rate=1.0, seed=0, mode="report"),
+        max_turns=6,
+        numbered_lines=False,
+        candidates=False,
+        try_scope="file",
+    )
     env.reset(make_calc_task())
     obs, _ = env.step("run")
     assert "infrastructure" in obs
@@ -153,7 +163,9 @@ def test_run_executes_only_the_visible_tests(local_sandbox, edit, shown, resolve
     task = _task_with_a_hidden_test()
     assert task.visible_tests() == ["test_calc.py::test_add", *task.PASS_TO_PASS]
     assert task.hidden_tests() == ["test_calc.py::test_add_hidden"]
-    env = MinibugsEnv(local_sandbox, max_turns=6)
+    env = MinibugsEnv(
+        local_sandbox, max_turns=6, numbered_lines=False, candidates=False, try_scope="file"
+    )
     env.reset(task)
     env.step(edit)
     obs, _ = env.step("run")
@@ -176,7 +188,7 @@ def test_hidden_tests_are_never_executed_for_the_agent(local_sandbox):
 
     box = Recording()
     task = _task_with_a_hidden_test()
-    env = MinibugsEnv(box, max_turns=6)
+    env = MinibugsEnv(box, max_turns=6, numbered_lines=False, candidates=False, try_scope="file")
     env.reset(task)
     env.step("run")
     assert box.selections == [task.visible_tests()]
@@ -185,7 +197,9 @@ def test_hidden_tests_are_never_executed_for_the_agent(local_sandbox):
 def test_numbered_lines_show_file_line_numbers_and_anchor_edits(local_sandbox):
     """With numbered lines the seed function is shown with its file line numbers, and an edit
     naming line 3 changes that line although its fragment ("-") is not unique elsewhere."""
-    env = MinibugsEnv(local_sandbox, max_turns=6, numbered_lines=True)
+    env = MinibugsEnv(
+        local_sandbox, max_turns=6, numbered_lines=True, candidates=False, try_scope="file"
+    )
     task = make_calc_task()
     first = env.reset(task)
     assert first.endswith('calc.py:\n1: def add(a, b):\n2:     """Sum."""\n3:     return a - b')

@@ -218,7 +218,9 @@ def test_a_recorded_try_replays_in_both_scopes(local_sandbox, scope):
         from taskfactory import make_calc_task
 
         task = make_calc_task()
-    env = MinibugsEnv(local_sandbox, 8, candidates=True, try_scope=scope)
+    env = MinibugsEnv(
+        local_sandbox, max_turns=8, numbered_lines=False, candidates=True, try_scope=scope
+    )
     env.reset(task)
     for k in range(1, min(4, len(env.candidates)) + 1):
         env.step(f"try {k}")
@@ -234,7 +236,9 @@ def test_a_recorded_try_replays_in_both_scopes(local_sandbox, scope):
 
 def test_an_expert_episode_keeps_a_fix_per_bug_in_eligible_blocks(local_sandbox):
     task = multi_task()
-    env = MinibugsEnv(local_sandbox, 16, candidates=True, try_scope="function")
+    env = MinibugsEnv(
+        local_sandbox, max_turns=16, numbered_lines=False, candidates=True, try_scope="function"
+    )
     shown = env.reset(task)
     assert "def add(a, b):" in shown and "def mul(a, b):" in shown and "def neg" not in shown
     _, actions = search_episode(env, task, random.Random(0), WEIGHTS, 16)
@@ -300,7 +304,9 @@ def test_training_and_the_probe_cut_an_episode_alike(local_sandbox, scope):
         from taskfactory import make_calc_task
 
         task = make_calc_task()
-    env = MinibugsEnv(local_sandbox, 16, candidates=True, try_scope=scope)
+    env = MinibugsEnv(
+        local_sandbox, max_turns=16, numbered_lines=False, candidates=True, try_scope=scope
+    )
     env.reset(task)
     if scope == "function":
         search_episode(env, task, random.Random(0), WEIGHTS, 16)
@@ -328,7 +334,9 @@ def test_the_environment_and_the_stop_study_list_the_same_candidates(local_sandb
     from editcredit.agent.candidates import listed_candidates
 
     for task in (multi_task(), __import__("taskfactory").make_calc_task()):
-        env = MinibugsEnv(local_sandbox, 8, candidates=True, try_scope=scope)
+        env = MinibugsEnv(
+            local_sandbox, max_turns=8, numbered_lines=False, candidates=True, try_scope=scope
+        )
         env.reset(task)
         assert env.candidates == listed_candidates(task, scope)
     with pytest.raises(ValueError, match="try_scope"):
@@ -342,7 +350,9 @@ def test_the_stop_study_replays_tries_scoped_to_their_function(local_sandbox):
     from editcredit.stopping.points import TrajectoryError
 
     task = multi_task()
-    env = MinibugsEnv(local_sandbox, 16, candidates=True, try_scope="function")
+    env = MinibugsEnv(
+        local_sandbox, max_turns=16, numbered_lines=False, candidates=True, try_scope="function"
+    )
     env.reset(task)
     search_episode(env, task, random.Random(0), WEIGHTS, 16)
     turns = [t.to_dict() for t in env.turns]

@@ -93,7 +93,9 @@ def test_search_episode_tries_reverts_and_solves_without_the_gold_fix(
     task = make_calc_task()
     # the gold fix's own kind last: the expert must try, run, revert, then find it
     kinds = {"binop_swap": 1e-6, "swap_operands": 1.0, "constant_shift": 1.0}
-    env = MinibugsEnv(local_sandbox, max_turns=12, numbered_lines=numbered)
+    env = MinibugsEnv(
+        local_sandbox, max_turns=12, numbered_lines=numbered, candidates=False, try_scope="file"
+    )
     observations, actions = search_episode(env, task, random.Random(0), kinds, 12, style)
     assert len(observations) == len(actions)
     assert actions[-1] == "submit" and env.end_reason == "submit"
@@ -107,7 +109,9 @@ def test_search_episode_tries_reverts_and_solves_without_the_gold_fix(
 
 
 def test_search_episode_respects_the_turn_budget(local_sandbox):
-    env = MinibugsEnv(local_sandbox, max_turns=4)
+    env = MinibugsEnv(
+        local_sandbox, max_turns=4, numbered_lines=False, candidates=False, try_scope="file"
+    )
     kinds = {"swap_operands": 1.0, "constant_shift": 1.0}
     _, actions = search_episode(env, make_calc_task(), random.Random(1), kinds, 4)
     assert 1 <= len(actions) <= 4 and env.end_reason in ("submit", "turn_budget")
@@ -116,7 +120,9 @@ def test_search_episode_respects_the_turn_budget(local_sandbox):
 def test_episodes_of_a_task_share_one_candidate_pool(local_sandbox):
     tried = set()
     for seed in range(6):
-        env = MinibugsEnv(local_sandbox, max_turns=12)
+        env = MinibugsEnv(
+            local_sandbox, max_turns=12, numbered_lines=False, candidates=False, try_scope="file"
+        )
         _, actions = search_episode(
             env, make_calc_task(), random.Random(seed), ALL, 12, pool=2, pool_seed="s"
         )

@@ -25,7 +25,9 @@ from editcredit.rl.step_batch import assemble_step
 def _episode(task, sandbox, key: str) -> Episode:
     """An expert's episode with one prompt token and three generated tokens (and one template
     token) per turn."""
-    env = MinibugsEnv(sandbox, 16, candidates=True, try_scope="function")
+    env = MinibugsEnv(
+        sandbox, max_turns=16, numbered_lines=False, candidates=True, try_scope="function"
+    )
     env.reset(task)
     search_episode(env, task, random.Random(0), WEIGHTS, 16)
     turn_of_token, mask = [-1], [0]

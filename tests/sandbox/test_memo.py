@@ -214,7 +214,8 @@ def test_evaluations_wrappers_pass_the_agents_runs_on_as_observations():
     looped = report("finished", timeouts=[TIMEOUT])
     box = Counting(looped)
     memo = GradingMemo(box)
-    chain = EpisodeSandbox(CountingSandbox(FaultySandbox(LazySandbox(lambda: memo), 0.0)))
+    faulty = FaultySandbox(LazySandbox(lambda: memo), rate=0.0, seed=0, mode="report")
+    chain = EpisodeSandbox(CountingSandbox(faulty))
     view = visible_view(make_calc_task())
     for _ in range(3):
         observe_tree(view, "p", chain, ["test_calc.py::test_add"])

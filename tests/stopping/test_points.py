@@ -21,7 +21,9 @@ TOKENS = [2, 5, 1, 4, 1, 1]
 
 def _episode(sandbox):
     task = make_calc_task()
-    env = MinibugsEnv(sandbox, max_turns=10)
+    env = MinibugsEnv(
+        sandbox, max_turns=10, numbered_lines=False, candidates=False, try_scope="file"
+    )
     env.reset(task)
     for action in ACTIONS:
         env.step(action)
@@ -123,7 +125,9 @@ def test_checkpoints_are_graded_once_per_tree_with_the_strict_grader(episode, do
 
 def test_tries_of_listed_candidates_replay_to_the_environments_trees(local_sandbox):
     task = make_calc_task()
-    env = MinibugsEnv(local_sandbox, max_turns=10, candidates=True)
+    env = MinibugsEnv(
+        local_sandbox, max_turns=10, numbered_lines=False, candidates=True, try_scope="file"
+    )
     env.reset(task)
     trees = []
     for action in ["try 2", "run", "try 1", "run", "submit"]:

@@ -82,7 +82,9 @@ def write_fake_eval(root: Path, sandbox, model: str = "base", samples: int = 2) 
         for i, task in enumerate(t for t in tasks if t.split in splits):
             slots = []
             for sample in range(samples):
-                env = MinibugsEnv(sandbox, max_turns=8)
+                env = MinibugsEnv(
+                    sandbox, max_turns=8, numbered_lines=False, candidates=False, try_scope="file"
+                )
                 env.reset(task)
                 for action in SCRIPTS[(i + 2 * sample) % len(SCRIPTS)]:
                     _, done = env.step(action)

@@ -109,10 +109,10 @@ class MinibugsEnv(Environment):
     def __init__(
         self,
         sandbox: Sandbox,
-        max_turns: int = 6,
-        numbered_lines: bool = False,
-        candidates: bool = False,
-        try_scope: str = "file",
+        max_turns: int,
+        numbered_lines: bool,
+        candidates: bool,
+        try_scope: str,
     ) -> None:
         if try_scope not in TRY_SCOPES:
             raise ValueError(f"try_scope {try_scope!r} is not one of {TRY_SCOPES}")

@@ -128,7 +128,7 @@ class FaultySandbox(PassesCalls):
     report, 'raise' raises :class:`SandboxError`, 'mixed' picks one of the two by the same hash.
     """
 
-    def __init__(self, inner, rate: float, seed: int = 0, mode: str = "report") -> None:
+    def __init__(self, inner, rate: float, seed: int, mode: str) -> None:
         if not 0.0 <= rate <= 1.0:
             raise ValueError(f"fault rate must be in [0, 1], got {rate}")
         if mode not in ("report", "raise", "mixed"):
