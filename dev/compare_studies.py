@@ -16,7 +16,8 @@ apart from the rest, so that a real difference is never lost among them (a file 
 worst kind any of its differences has: differs, then measured, then identity):
 
 - *identity*: the hashes that name the code or config that wrote a file and so differ whenever
-  the code did (``IDENTITY_KEYS``: the grader's source hash, a model directory's hash, which
+  the code did (``IDENTITY_KEYS``: the grader's and its guest observer's source hashes, a model
+  directory's hash, which
   covers its identity receipt, the path of an evaluation's attempt, named by its identity, and
   the config an identity receipt records);
 - *measured*: what the machine measured while grading (``MEASURED_KEYS``: a phase's duration,
@@ -44,7 +45,14 @@ SKIPPED_SUFFIXES = (".volatile.json", ".log", ".tsv")
 NORMALISED_KEYS = frozenset({"provenance", "code", "frozen_at", "applied_at", "log_tail"})
 TEX_PREFIX = "% editcredit-provenance: "
 IDENTITY_KEYS = frozenset(
-    {"grader_sha256", "directory_sha256", "model_sha256", "config_sha256", "journal"}
+    {
+        "grader_sha256",
+        "observer_sha256",
+        "directory_sha256",
+        "model_sha256",
+        "config_sha256",
+        "journal",
+    }
 )
 #: the config an identity receipt records (``identity.json``'s ``config``) and the hashes of
 #: the files it covers (each file is compared on its own), and the header of an evaluation's
