@@ -70,8 +70,8 @@ print(json.dumps({k: round(1000 * (after[i] - before[i]) / n, 2)
 class _Capture(Sandbox):
     """A sandbox that prepares each grading as the docker backend would, and keeps it."""
 
-    def __init__(self, out: Path, limits: LimitSettings) -> None:
-        super().__init__(limits=limits)
+    def __init__(self, out: Path, timeout_factor: float, limits: LimitSettings) -> None:
+        super().__init__(timeout_factor, None, limits)
         self.out, self.count = out, 0
 
     def _run(self, request: RunRequest) -> RunResult:
@@ -94,7 +94,7 @@ class _Capture(Sandbox):
 def capture(out: Path, tasks: int) -> None:
     config = load_config(ROOT / "config" / "config.yaml")
     settings = {**config["sandbox"]["test_limits"], "measure_gold": False}
-    box = _Capture(out, limit_settings(settings))
+    box = _Capture(out, config["sandbox"]["timeout_factor"], limit_settings(settings))
     for task in load_tasks(ROOT / "data" / "frozen" / "minibugs" / "tasks.parquet")[:tasks]:
         box.gold_times.put(task.instance_id, GoldTimes(0.05, {}))  # the floors
         box.grade(task, task.patch)

@@ -84,7 +84,7 @@ def test_limits_from_gold_times(gold, settings, timeout_factor, tests, default_s
 
 
 def test_budget_covers_the_allowed_timeouts_and_their_reruns():
-    limits = limits_of(GoldTimes(0.5, {"a": 2.0}), SETTINGS)
+    limits = limits_of(GoldTimes(0.5, {"a": 2.0}), SETTINGS, 1.0)
     # a test still within its 20 s at the run's limit, 2 timeouts x 2 x (20 + 10) + 1 each,
     # plus a collection rerun of 10 + 1
     assert run_budget_s(30.0, limits) == 30.0 + 20.0 + 2 * 61.0 + 11.0
@@ -253,7 +253,7 @@ def test_a_loop_is_told_by_its_cpu_seconds_a_wait_by_the_wall_clock(
 
     task, patch = _calc_with_add(body)
     settings = limit_settings({"floor_s": 4.0, "cpu_floor_s": cpu_floor_s, "measure_gold": False})
-    with LocalSandbox(limits=settings) as box:
+    with LocalSandbox(timeout_factor=1.0, limits=settings) as box:
         report = grade_patch(task, patch, box, *WEIGHTS)
     assert report.verdict == "valid_0", report.reason
     assert report.tests["test_calc.py::test_add"]["status"] == "timeout"

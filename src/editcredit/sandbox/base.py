@@ -19,7 +19,6 @@ from editcredit.sandbox.limits import (
     GoldTimes,
     GoldTimesBook,
     LimitSettings,
-    limit_settings,
     per_test_limits,
     run_budget_s,
 )
@@ -168,14 +167,18 @@ class Sandbox(ABC):
 
     def __init__(
         self,
-        timeout_factor: float = 1.0,
-        scratch: Path | None = None,
-        limits: LimitSettings | None = None,
+        timeout_factor: float,
+        scratch: Path | None,
+        limits: LimitSettings,
         gold_times: GoldTimesBook | None = None,
     ) -> None:
+        """``timeout_factor`` and ``limits`` are ``sandbox.timeout_factor`` and
+        ``sandbox.test_limits`` of the typed settings (config/schema.yaml holds their defaults;
+        :func:`editcredit.sandbox.factory.make_sandbox` passes them); ``scratch``: where
+        workspaces are built (None: the system's temporary directory)."""
         self.timeout_factor = timeout_factor
         self._scratch = Path(scratch or tempfile.gettempdir())
-        self.limit_settings = limits if limits is not None else limit_settings(None)
+        self.limit_settings = limits
         self.gold_times = gold_times if gold_times is not None else GoldTimesBook()
 
     def grade(self, task: Task, patch: str, select: list[str] | None = None) -> SandboxReport:

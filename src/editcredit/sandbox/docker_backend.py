@@ -84,13 +84,17 @@ class DockerSandbox(Sandbox):
     def __init__(
         self,
         image: str,
-        mode: str = "warm",
-        mem_limit: str = "1g",
-        pids_limit: int = 256,
-        timeout_factor: float = 1.0,
-        limits: LimitSettings | None = None,
+        mode: str,
+        mem_limit: str,
+        pids_limit: int,
+        timeout_factor: float,
+        limits: LimitSettings,
         gold_times: GoldTimesBook | None = None,
     ) -> None:
+        """``image``, ``mode`` (``sandbox.docker_mode``), ``mem_limit``, ``pids_limit``,
+        ``timeout_factor`` and ``limits`` (``sandbox.test_limits``) come from the typed settings
+        alone (:func:`editcredit.sandbox.factory.make_sandbox`); config/schema.yaml holds their
+        defaults."""
         if mode not in ("warm", "fresh"):
             raise ValueError(f"unknown docker sandbox mode {mode!r} (warm or fresh)")
         self._client = docker_client()

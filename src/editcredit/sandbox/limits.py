@@ -60,7 +60,7 @@ class GoldTimes:
 
 
 def per_test_limits(
-    gold: GoldTimes | None, settings: LimitSettings, timeout_factor: float = 1.0
+    gold: GoldTimes | None, settings: LimitSettings, timeout_factor: float
 ) -> dict[str, Any]:
     """The ``limits`` of a guest request: per-test seconds, a default, collection, the cap;
     ``gold_timed``: the task's gold run collected and ran in time (its times are known);

@@ -44,8 +44,8 @@ class LocalSandbox(Sandbox):
 
     def __init__(
         self,
-        timeout_factor: float = 1.0,
-        limits: LimitSettings | None = None,
+        timeout_factor: float,
+        limits: LimitSettings,
         gold_times: GoldTimesBook | None = None,
     ) -> None:
         super().__init__(timeout_factor, None, limits, gold_times)
