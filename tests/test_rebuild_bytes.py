@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from jobfactory import NO_RAY, eval_settings, run_control_replay, run_segment
 from policyfactory import toy_tasks, train_toy_policy
-from taskfactory import CONFIG, TOY_AGENT
+from taskfactory import CONFIG, TOY_AGENT, write_control_records
 
 from editcredit.data.freeze import write_parquet
 from editcredit.evaluation.job import EvalModelJob, eval_model_job, plan_job, scores_job
@@ -31,6 +31,24 @@ TASKS = "data/frozen/toy/tasks.parquet"
 SEGMENT = f"runs/{RUN}/step_1"
 EVAL = f"results/eval/{RUN}/holdout"
 CONTROL = "results/training/control/s42.parquet"
+GOLD_TIMES = "results/controls/toy/tasks"
+
+
+def record_gold_times(tasks) -> str:
+    """The control rule's recorded gold times of ``tasks``, as the workflow's graded jobs read
+    them (``results/controls/{suite}/tasks``): every job of a study derives its per-test limits
+    from these one recording, so no job's bytes depend on how busy the machine was when it ran
+    (with no recording each job would time the gold runs itself)."""
+    return write_control_records(
+        GOLD_TIMES,
+        {
+            task.instance_id: {
+                "collect_s": 0.1,
+                "tests": {test: 0.001 for test in task.FAIL_TO_PASS + task.PASS_TO_PASS},
+            }
+            for task in tasks
+        },
+    )
 
 
 def output_bytes(root: Path) -> dict[str, bytes]:
@@ -59,6 +77,7 @@ def test_a_rebuilt_segment_and_evaluation_write_the_same_bytes(
     )
     Path(TASKS).parent.mkdir(parents=True)
     write_parquet(toy_tasks(2), Path(TASKS))
+    gold_times = record_gold_times(toy_tasks(2))
     overrides = {
         **NO_RAY,
         "training.segment_steps": 1,
@@ -72,7 +91,9 @@ def test_a_rebuilt_segment_and_evaluation_write_the_same_bytes(
     }
 
     def segment() -> dict[str, bytes]:
-        run_segment(RUN, 1, base, SEGMENT, TASKS, overrides, budget={"steps": 5})
+        run_segment(
+            RUN, 1, base, SEGMENT, TASKS, overrides, gold_times=gold_times, budget={"steps": 5}
+        )
         return output_bytes(Path(SEGMENT))
 
     first = segment()
@@ -88,7 +109,8 @@ def test_a_rebuilt_segment_and_evaluation_write_the_same_bytes(
     assert json.loads(sidecar.read_text())["seconds"] != timings["seconds"]  # measured again
 
     def control() -> dict[str, bytes]:
-        run_control_replay(42, base, CONTROL, TASKS, {**overrides, "training.endpoint_step": 1})
+        replay = {**overrides, "training.endpoint_step": 1}
+        run_control_replay(42, base, CONTROL, TASKS, replay, gold_times=gold_times)
         return output_bytes(Path(CONTROL).parent)
 
     first = control()
@@ -119,6 +141,7 @@ def test_a_rebuilt_segment_and_evaluation_write_the_same_bytes(
         tasks=TASKS,
         slots=f"{EVAL}/slots.parquet",
         predictions=f"{EVAL}/predictions",
+        gold_times=gold_times,
     )
     settings = eval_settings(
         {
