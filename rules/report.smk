@@ -1,5 +1,35 @@
 # The paper: tables (jinja2 -> paper/tables/*.tex), figures, and paper/main.pdf (latexmk).
 
+# The share of each suite's tasks whose gold fix is on the environment's candidate list
+# (editcredit.report.candidates): a result file and the paper's table beside the others. The
+# paper takes the table for a study whose environment lists candidates (the minibugs environment
+# with agent.candidates), and none in a partial Snakefile without rule freeze_suite (its suites'
+# frozen tasks are not that workflow's to make).
+CANDIDATE_COVERAGE = "results/report/candidate_coverage.json"
+CANDIDATE_TABLE = "paper/tables/candidates.tex"
+
+
+rule candidate_coverage:
+    input:
+        tasks=[layout.frozen_tasks(suite) for suite in SETTINGS.suites],
+    output:
+        json=CANDIDATE_COVERAGE,
+        tex=CANDIDATE_TABLE,
+    log:
+        "logs/candidate_coverage.log",
+    benchmark:
+        "results/benchmarks/candidate_coverage.tsv"
+    conda:
+        "../envs/editcredit.yaml"
+    resources:
+        gpu=0,
+        mem_mb=mem_mb("candidate_coverage", 1000),
+    params:
+        suites=list(SETTINGS.suites),
+        try_scope=SETTINGS.agent.try_scope,
+    script:
+        "../scripts/candidate_coverage.py"
+
 
 rule render_tables:
     input:
@@ -71,6 +101,13 @@ rule paper:
         tables=paper_tables(),
         figures=expand(layout.PAPER_FIGURE, name=PAPER_FIGURES, ext="pdf"),
         stop=PLAN.stop_paper_inputs,
+        candidates=lambda wc: (
+            [CANDIDATE_TABLE]
+            if SETTINGS.agent.environment == "minibugs"
+            and SETTINGS.agent.candidates
+            and rules.has("freeze_suite")
+            else []
+        ),
     output:
         report(
             layout.PAPER_PDF,
