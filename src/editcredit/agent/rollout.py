@@ -13,14 +13,17 @@ import hashlib
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from tqdm import tqdm
 
 from editcredit.agent.protocol import Environment
 from editcredit.data.task import Task
 from editcredit.policy.chat import ChatTemplate, Conversation
-from editcredit.policy.generation import Generator
+
+if TYPE_CHECKING:  # a type only: policy.generation imports torch, which RolloutConfig's users
+    # (the evaluation plan and scores jobs) never need
+    from editcredit.policy.generation import Generator
 
 
 @dataclass(frozen=True)

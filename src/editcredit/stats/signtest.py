@@ -7,7 +7,6 @@ from typing import cast
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.stats import binomtest
 
 from editcredit.stats._records import record_to_dict
 from editcredit.stats.records import SignRecord
@@ -46,6 +45,10 @@ def sign_test(task_differences: ArrayLike) -> SignTest:
     an exact 0 (task scores are multiples of 1/n, so equal scores give an exact 0). The p-value
     is ``scipy.stats.binomtest(wins, wins + losses, 0.5, alternative="two-sided")``.
     """
+    # imported here: scipy.stats takes most of a second to import, and most of the jobs that
+    # import editcredit.stats never sign-test
+    from scipy.stats import binomtest
+
     d = np.asarray(task_differences, dtype=np.float64)
     if d.ndim != 1:
         raise ValueError(f"expected one difference per task, got shape {d.shape}")
