@@ -146,6 +146,8 @@ def test_the_record_and_its_table():
     assert r"\label{tab:candidates}" in tex and "function" in tex
     assert r"toy & train & 1 & 1 & 1 (100.0\%) & 2 & 2 \\" in tex
     assert r"toy & all & all & 2 & 2 (100.0\%) & 2.5 & 3 \\" in tex
+    two = coverage_tex(suite_coverage({"a": [calc()], "b": [calc()]}, "file", listed_candidates))
+    assert two.count(r"\midrule") == 2  # below the header, and between the suites
 
 
 def test_the_frozen_default_suite():

@@ -164,7 +164,9 @@ def coverage_tex(record: Mapping[str, Any]) -> str:
         r"Suite & Split & Bugs & Tasks & Fix on list & Length (median) & Length (max) \\",
         r"\midrule",
     ]
-    for name, rows in record["suites"].items():
+    for k, (name, rows) in enumerate(record["suites"].items()):
+        if k:
+            lines.append(r"\midrule")
         for r in rows:
             if r["split"] == "all":
                 lines.append(r"\addlinespace")
