@@ -8,9 +8,21 @@ budgets and eval batch size. Model loading and sandbox start-up are outside the 
 Usage::
 
     python benchmarks/bench_eval_slots.py [--tasks N] [--samples n] [--workers 2 6]
+    python benchmarks/bench_eval_slots.py --against CHECKOUT [--rounds 2] [--warm] [--base DIR]
 
 With several ``--workers`` counts, one measurement each (same policy, same slots), side by
 side: the speedup over the first and whether the outcomes are the same.
+
+With ``--against CHECKOUT`` (another checkout of the project, e.g. a clone at an older commit)
+the two codes run side by side on the same base (this checkout's models/base/<model>, or
+``--base DIR``) and the same slots: each measurement is this file run in a process of its own
+with ``PYTHONPATH=<checkout>/src`` (so it imports that checkout's modules; this file uses only
+APIs both sides have) and that checkout's config, alternating this, other, this, other
+(``--rounds``), each on its own copy of its checkout's frozen suite and its own fresh report
+store (a cold store, as the first model of a study meets it). ``--warm`` measures a second pass
+over the same store as well (as the later models of a study meet it). Prints per checkout the
+slots per second (each round and the median), the ratio this / other and whether every
+measurement's outcomes are the same. Writes benchmarks/out/eval_slots_against.json.
 
 Phases: ``generation`` is the wall time of the generation batches (model forward passes plus
 the environment's steps, including the episodes' own test runs); ``model_forward`` and
@@ -23,6 +35,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -39,6 +56,7 @@ from editcredit.data.freeze import load_tasks
 from editcredit.evaluation.journal import Journal
 from editcredit.evaluation.ledger import Limits
 from editcredit.evaluation.runner import SliceSettings, run_slots
+from editcredit.grading.grader_identity import study_report_store
 from editcredit.sandbox.base import grade_selected
 from editcredit.sandbox.memo import GradingMemo
 from editcredit.sandbox.pool import SandboxPool
@@ -55,6 +73,11 @@ class PhaseTimer:
         self.seconds: Counter[str] = Counter()
         self.calls: Counter[str] = Counter()
         self._lock = threading.Lock()
+
+    def __getattr__(self, name: str):
+        """The rest of the pool's interface (the report store asks it for the limits a
+        grading runs under, part of a stored report's key)."""
+        return getattr(self.inner, name)
 
     def grade(self, task, patch, select=None):
         phase = (
@@ -100,8 +123,11 @@ class TimedGenerator:
             self.calls += 1
 
 
-def measure(workers, generator, chat, load_s, config, holdout, tasks, slots, samples):
-    """One measurement of the slots with ``workers`` sandboxes (and grading threads)."""
+def measure(
+    workers, generator, chat, load_s, config, holdout, tasks, slots, samples, store: str = ""
+):
+    """One measurement of the slots with ``workers`` sandboxes (and grading threads); with
+    ``store`` (a directory), behind a report store there, as the evaluation job grades."""
     timed = TimedGenerator(generator)
     sandbox_cfg = config["sandbox"]
     ev = config["evaluation"]
@@ -122,7 +148,8 @@ def measure(workers, generator, chat, load_s, config, holdout, tasks, slots, sam
         SandboxPool("docker", sandbox_cfg, workers) as pool,
     ):
         timer = PhaseTimer(pool)  # inside the memo: the runs that reach the sandbox
-        memo = GradingMemo(timer)  # as the eval job grades and observes: each tree once
+        reports = study_report_store({**sandbox_cfg, "report_store": store}) if store else None
+        memo = GradingMemo(timer, store=reports)  # as the eval job grades: each tree once
         journal = Journal(Path(tmp) / "j", {"bench": 1})
         start = time.perf_counter()
         history, stats = run_slots(
@@ -167,6 +194,7 @@ def measure(workers, generator, chat, load_s, config, holdout, tasks, slots, sam
             "grading_slots_per_second": round(len(slots) / (final / workers), 3) if final else None,
             "after_last_batch_s": round(total - stats.generation_seconds, 2),
             "memo_hits": memo.hits,
+            "store_stored": memo.stored,
             "time_limited": {
                 k: {"calls": timer.calls[k], "seconds_summed": round(timer.seconds[k], 2)}
                 for k in ("in_episode_test_runs_time_limited", "final_grading_time_limited")
@@ -196,6 +224,76 @@ def side_by_side(runs: list[dict]) -> dict:
     }
 
 
+def one_side(checkout: Path, args: argparse.Namespace, store: Path, out: Path) -> dict:
+    """One measurement of ``checkout``'s code: this file in a process of its own that imports
+    the checkout's modules, on a fresh copy of the checkout's frozen suite."""
+    with tempfile.TemporaryDirectory(prefix="bench-suite-") as suite:
+        shutil.copytree(checkout / "data/frozen/minibugs", Path(suite) / "minibugs")
+        env = {**os.environ, "PYTHONPATH": str(checkout / "src")}
+        command = [sys.executable, str(Path(__file__).resolve()), "--one", str(out)]
+        command += ["--root", str(checkout), "--suite", str(Path(suite) / "minibugs")]
+        command += ["--base", str(args.base), "--store", str(store)]
+        command += ["--tasks", str(args.tasks), "--samples", str(args.samples)]
+        command += [f"--workers={w}" for w in args.workers[:1]]
+        subprocess.run(command, env=env, check=True, cwd=checkout)
+    return json.loads(out.read_text())
+
+
+def against(args: argparse.Namespace) -> dict:
+    """This checkout and ``args.against`` alternating, ``args.rounds`` rounds: a cold store
+    each (and with ``args.warm`` a second pass over it), the slots per second side by side."""
+    sides = {"this": ROOT, "other": Path(args.against).resolve()}
+    passes = ["cold", "warm"] if args.warm else ["cold"]
+    runs: dict[str, dict[str, list[dict]]] = {p: {s: [] for s in sides} for p in passes}
+    with tempfile.TemporaryDirectory(prefix="bench-against-") as tmp:
+        for r in range(args.rounds):
+            for side, checkout in sides.items():
+                store = Path(tmp) / f"store-{side}-{r}"  # fresh: as a study's first model
+                for p in passes:
+                    out = Path(tmp) / f"{side}-{r}-{p}.json"
+                    result = one_side(checkout, args, store, out)
+                    runs[p][side].append(result)
+                    print(
+                        f"round {r + 1} {p} {side} ({checkout}): "
+                        f"{result['slots_per_second']} slots/s, {result['seconds']} s",
+                        flush=True,
+                    )
+    summary: dict = {"this": str(ROOT), "other": str(sides["other"]), "base": str(args.base)}
+    every = [x for p in passes for s in sides for x in runs[p][s]]
+    for p in passes:
+        median = {s: statistics.median(x["slots_per_second"] for x in runs[p][s]) for s in sides}
+        summary[p] = {
+            "slots_per_second": {s: [x["slots_per_second"] for x in runs[p][s]] for s in sides},
+            "median_slots_per_second": median,
+            "ratio_this_over_other": round(median["this"] / median["other"], 2),
+            "runs": runs[p],
+        }
+    summary["same_outcomes"] = all(x["outcomes"] == every[0]["outcomes"] for x in every)
+    summary["slots"] = every[0]["slots"]
+    return summary
+
+
+def single(args: argparse.Namespace) -> None:
+    """One measurement for ``--against``: the modules on the path (another checkout's where
+    PYTHONPATH names it), that checkout's config, the given base, suite copy and store."""
+    torch.set_num_threads(2)
+    root = Path(args.root)
+    config = load_config(root / "config" / "config.yaml")
+    holdout = [t for t in load_tasks(Path(args.suite) / "tasks.parquet") if t.split == "holdout"]
+    holdout = holdout[: args.tasks or None]
+    samples = args.samples or int(config["evaluation"]["evalsets"]["holdout"]["samples"])
+    tasks = {t.instance_id: t for t in holdout}
+    slots = [(t.instance_id, k) for t in holdout for k in range(samples)]
+    clock = time.perf_counter()
+    generator, chat = load_policy(str(args.base), torch.device("cpu"))
+    load_s = time.perf_counter() - clock
+    workers = args.workers[0] if args.workers else int(config["sandbox"]["workers"])
+    result = measure(
+        workers, generator, chat, load_s, config, holdout, tasks, slots, samples, args.store
+    )
+    Path(args.one).write_text(json.dumps(result, indent=2) + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=0, help="first N holdout tasks (0 = all)")
@@ -208,7 +306,30 @@ def main() -> None:
         default=[],
         help="sandbox workers, one measurement each, side by side (default: the config's)",
     )
+    parser.add_argument("--against", default="", help="another checkout, side by side")
+    parser.add_argument("--rounds", type=int, default=2, help="with --against: A B rounds")
+    parser.add_argument("--warm", action="store_true", help="with --against: a warm pass too")
+    parser.add_argument("--base", default="", help="the base model's directory (with --against)")
+    parser.add_argument("--one", default="", help=argparse.SUPPRESS)  # one side's process
+    parser.add_argument("--root", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--suite", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--store", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.one:
+        single(args)
+        return
+    if args.against:
+        args.base = Path(args.base or ROOT / "models/base" / args.model).resolve()
+        summary = against(args)
+        out = ROOT / "benchmarks" / "out" / "eval_slots_against.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(summary, indent=2) + "\n")
+        print(json.dumps({k: v for k, v in summary.items() if k not in ("cold", "warm")}))
+        for p in ("cold", "warm"):
+            if p in summary:
+                brief = {k: v for k, v in summary[p].items() if k != "runs"}
+                print(p, json.dumps(brief))
+        return
     torch.set_num_threads(2)
     config = load_config(ROOT / "config" / "config.yaml")
     holdout = [
