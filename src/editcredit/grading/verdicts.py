@@ -132,16 +132,6 @@ class TestOutcome:
     xfail_not_run: bool = False
 
 
-def _pytest_families(items: list[ItemObservation]) -> dict[str, list[ItemObservation]]:
-    """The items by their node id before its first ``[`` (in the items' order): an expected
-    id without ``[`` has as its pytest family (:func:`family_members`) exactly its group, one
-    with ``[`` the members of its group with its very node id."""
-    families: dict[str, list[ItemObservation]] = {}
-    for item in items:
-        families.setdefault(item.nodeid.split("[", 1)[0], []).append(item)
-    return families
-
-
 def expected_statuses(
     expected_ids: Iterable[str],
     items: list[ItemObservation],
@@ -151,18 +141,8 @@ def expected_statuses(
 ) -> dict[str, TestOutcome]:
     """Each expected id's worst member status; ``timed_out`` items are ``timeout``."""
     out = {}
-    families = _pytest_families(items) if runner == "pytest" else None
     for expected in expected_ids:
-        if families is None:
-            members = family_members(expected, items, runner, aliases)
-        else:  # pytest's families looked up, not searched: the same members in the same order
-            members = (
-                families.get(expected, [])
-                if "[" not in expected
-                else [
-                    m for m in families.get(expected.split("[", 1)[0], []) if m.nodeid == expected
-                ]
-            )
+        members = family_members(expected, items, runner, aliases)
         statuses = [
             (m.nodeid, Status.TIMEOUT.value if m.nodeid in timed_out else item_status(m))
             for m in members
