@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 def _training(k: int, ray_workers: int | None, processes: int = 1) -> dict:
     """Config overrides: segments of ``k`` steps; Ray with ``ray_workers`` workers, or
-    ``processes`` in-process workers without it."""
+    ``processes`` local workers without it (one: in-process)."""
     return {
         **TOY_SEGMENT,
         "training.segment_steps": k,
@@ -80,6 +80,22 @@ def test_local_worker_processes_give_the_in_process_results(base, tasks_file, tm
     frames = [pd.read_parquet(o / "rollouts.parquet") for o in outs]
     assert frames[0]["token_ids"].map(list).tolist() == frames[1]["token_ids"].map(list).tolist()
     pd.testing.assert_frame_equal(*[pd.read_parquet(o / "credit.parquet") for o in outs])
+
+
+def test_ray_and_local_worker_processes_give_the_same_results(base, tasks_file, tmp_path):
+    """The CPU default's local worker processes stand in for Ray's actors (docs/ray.md): two
+    of each give the same model, rollouts and credit."""
+    outs = [
+        _segment("M-s9", 1, base, tmp_path / name / "step_1", tasks_file, training)
+        for name, training in (("ray", _training(1, 2)), ("local", _training(1, None, 2)))
+    ]
+    assert _bytes(outs[0]) == _bytes(outs[1])
+    frames = [pd.read_parquet(o / "rollouts.parquet") for o in outs]
+    assert frames[0]["token_ids"].map(list).tolist() == frames[1]["token_ids"].map(list).tolist()
+    assert frames[0]["logprobs"].map(list).tolist() == frames[1]["logprobs"].map(list).tolist()
+    pd.testing.assert_frame_equal(*[pd.read_parquet(o / "credit.parquet") for o in outs])
+    kinds = [json.loads((o / "segment.json").read_text())["workers"] for o in outs]
+    assert kinds == [{"kind": "ray", "workers": 2}, {"kind": "processes", "workers": 2}]
 
 
 def test_a_rebuilt_segment_writes_the_same_rollouts_and_credit_bytes(base, tasks_file, tmp_path):
