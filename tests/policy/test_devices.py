@@ -186,7 +186,10 @@ def test_bind_gpus_passes_the_foreign_devices_to_the_pool(tmp_path, monkeypatch,
     fractions = _mock_allocator(monkeypatch)
     assert devices.bind_gpus(1, declared_mb=0).type == "cuda"
     assert os.environ["CUDA_VISIBLE_DEVICES"] == "1"
-    assert fractions == {0: pytest.approx((FREE - 1024) * 2**20 / (81559 * 2**20))}
+    assert fractions == {
+        0: pytest.approx((FREE - 1024) * 2**20 / (81559 * 2**20)),
+        "settings": "expandable_segments:True",
+    }
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
     with pytest.raises(
         RuntimeError, match=r"GPU 0 runs .* outside the workflow \(pids 501, 4242\)"
@@ -207,6 +210,11 @@ def _mock_allocator(monkeypatch) -> dict[int, float]:
         devices.torch.cuda,
         "set_per_process_memory_fraction",
         lambda f, i: fractions.__setitem__(i, f),
+    )
+    monkeypatch.setattr(
+        devices.torch.cuda.memory,
+        "_set_allocator_settings",
+        lambda conf: fractions.__setitem__("settings", conf),
     )
     return fractions
 
@@ -236,6 +244,31 @@ def test_bind_gpus_claims_and_caps_the_declared_memory(tmp_path, monkeypatch, re
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
     with pytest.raises(RuntimeError, match=r"asked for 30000 MiB on each of 1 GPU"):
         devices.bind_gpus(1, wait_s=0)
+
+
+@pytest.mark.parametrize(
+    ("conf", "settings"),
+    [
+        (None, "expandable_segments:True"),  # the capped allocator grows segments in place
+        ("max_split_size_mb:128", "expandable_segments:True"),
+        ("expandable_segments:False", None),  # the user's choice stands
+    ],
+)
+def test_a_capped_allocator_grows_its_segments_in_place(monkeypatch, conf, settings):
+    """Under a cap, fixed-size segments fragment (an H100 study's evaluations failed with
+    hundreds of MiB reserved but free in pieces): a job that caps its allocator asks for
+    expandable segments unless PYTORCH_CUDA_ALLOC_CONF names them; none without a cap."""
+    fractions = _mock_allocator(monkeypatch)
+    monkeypatch.setitem(devices._budget, "bytes", None)  # restored after the test
+    if conf is None:
+        monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
+    else:
+        monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", conf)
+    devices._cap_allocators(0, 1)
+    assert "settings" not in fractions
+    devices._cap_allocators(4352, 1)
+    assert fractions.get("settings") == settings
+    assert 0 in fractions
 
 
 @pytest.mark.parametrize(

@@ -275,6 +275,7 @@ def _cap_allocators(declared_mb: int, n: int) -> None:
     if declared_mb <= 0:
         _budget["bytes"] = None
         return
+    _grow_segments_in_place()
     budget = allocator_budget_bytes(-(-declared_mb // n))
     for index in range(n):
         total = torch.cuda.get_device_properties(index).total_memory
@@ -282,6 +283,18 @@ def _cap_allocators(declared_mb: int, n: int) -> None:
     if _budget["bytes"] is None:
         atexit.register(_report_peak)
     _budget["bytes"] = budget
+
+
+def _grow_segments_in_place() -> None:
+    """Let the capped allocator grow its segments in place (PyTorch's ``expandable_segments``)
+    unless ``PYTORCH_CUDA_ALLOC_CONF`` says otherwise. Under a cap, fixed-size segments
+    fragment: an H100 study's evaluations failed creating a decode slot's cache with 2.2-2.4 GiB
+    allocated, 550-900 MiB reserved but free in pieces too small, and their 3,328 MiB cap
+    reached; with segments that grow, the same jobs peaked at 2,994-3,094 MiB reserved
+    (docs/scale.md). It changes where memory lies, not what is computed."""
+    if "expandable_segments" in os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""):
+        return
+    torch.cuda.memory._set_allocator_settings("expandable_segments:True")
 
 
 def _report_peak() -> None:
