@@ -41,12 +41,17 @@ from editcredit.sandbox.report_store import ReportStore
 
 __all__ = ["GradingMemo", "grading_key", "reusable"]
 
+TASK_HASHES_KEPT = 4096  # tasks whose hash a memo keeps (an episode's views, a job's tasks)
 
-def grading_key(task: Task, patch: str, select: list[str] | None) -> tuple[str, ...]:
+
+def grading_key(
+    task: Task, patch: str, select: list[str] | None, task_sha256: str | None = None
+) -> tuple[str, ...]:
     """What a grading is a function of: the task (its canonical hash covers the tree, the test
     files and the tests it expects: a visible view of a task expects fewer), the patch and the
-    selection of tests."""
-    return (task.sha256(), hashlib.sha256(patch.encode()).hexdigest(), "\0".join(select or ()))
+    selection of tests. ``task_sha256``: the task's hash where the caller has it already."""
+    digest = task_sha256 or task.sha256()
+    return (digest, hashlib.sha256(patch.encode()).hexdigest(), "\0".join(select or ()))
 
 
 def reusable(report: SandboxReport, keep_timeouts: bool = False) -> bool:
@@ -83,18 +88,39 @@ class GradingMemo:
         self._done: dict[tuple[str, ...], SandboxReport] = {}
         self._running: dict[tuple[str, ...], Future] = {}
         self._lock = threading.Lock()
+        # each task object's canonical hash, computed once (a frozen model; the entry holds the
+        # task, so its id is not reused): an episode asks for the same task at every test run
+        self._task_hashes: dict[int, tuple[Task, str]] = {}
+
+    def _task_sha256(self, task: Task) -> str:
+        known = self._task_hashes.get(id(task))
+        if known is not None and known[0] is task:
+            return known[1]
+        digest = task.sha256()
+        if len(self._task_hashes) >= TASK_HASHES_KEPT:  # a long job's memo stays small
+            self._task_hashes.clear()
+        self._task_hashes[id(task)] = (task, digest)
+        return digest
 
     def grade(self, task: Task, patch: str, select: list[str] | None = None) -> SandboxReport:
         """A grading: reused only when any later grading would reproduce it (``reusable``)."""
         return self._answer(
-            ("grade", *grading_key(task, patch, select)), task, patch, select, self.keep_timeouts
+            ("grade", *grading_key(task, patch, select, self._task_sha256(task))),
+            task,
+            patch,
+            select,
+            self.keep_timeouts,
         )
 
     def observe(self, task: Task, patch: str, select: list[str] | None = None) -> SandboxReport:
         """The agent's own test run: also kept when its tests hit their time limits (an
         observation decides no grade; see the module's doc). Keyed apart from gradings."""
         return self._answer(
-            ("observe", *grading_key(task, patch, select)), task, patch, select, True
+            ("observe", *grading_key(task, patch, select, self._task_sha256(task))),
+            task,
+            patch,
+            select,
+            True,
         )
 
     def _answer(
@@ -150,7 +176,7 @@ class GradingMemo:
             return grade_selected(self.sandbox, task, patch, select), True
         limits = self.sandbox.limits_for(task)
         kept = f"{kind}, timeouts kept" if keep_timeouts else kind  # what may answer whom
-        key = self.store.key(kept, task.sha256(), patch, select, limits)
+        key = self.store.key(kept, self._task_sha256(task), patch, select, limits)
         report = self.store.get(key)
         if report is not None:
             return report, False
