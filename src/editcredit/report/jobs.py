@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from editcredit.job_settings import TablesSettings
-from editcredit.report import figures
 from editcredit.report.paper import build_pdf
 from editcredit.report.tables import TableInputs, render_tables
 from editcredit.settings import TrainingSettings
@@ -71,6 +70,10 @@ def figures_job(
     the evaluated intermediate checkpoints and the endpoints on the first eval set),
     ``task_differences``, ``bootstrap``.
     """
+    # imported here: matplotlib (pyplot) takes about half a second to import, and the tables
+    # and paper jobs, which import this module too, draw nothing
+    from editcredit.report import figures
+
     train = [_load(p) for p in training]
     pairs = [_load(p) for p in paired]
     by_name = {rec["comparison"]: rec for rec in pairs}
