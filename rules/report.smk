@@ -1,7 +1,7 @@
 # The paper: tables (jinja2 -> paper/tables/*.tex), figures, and paper/main.pdf (latexmk).
 
 # The share of each suite's tasks whose gold fix is on the environment's candidate list
-# (editcredit.report.candidates): a result file and the paper's table beside the others. The
+# (editcredit.agent.candidate_coverage): a result file and the paper's table beside the others. The
 # paper takes the table for a study whose environment lists candidates (the minibugs environment
 # with agent.candidates), and none in a partial Snakefile without rule freeze_suite (its suites'
 # frozen tasks are not that workflow's to make).

@@ -1,5 +1,6 @@
-"""The candidate list's coverage (editcredit.report.candidates): which tasks' gold fix tries of
-listed candidates reach, per split and number of bugs, on hand-made tasks and the frozen suite."""
+"""The candidate list's coverage (editcredit.agent.candidate_coverage; its table,
+editcredit.report.candidates): which tasks' gold fix tries of listed candidates reach, per split
+and number of bugs, on hand-made tasks and the frozen suite."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from editcredit.agent.candidate_coverage import coverage_rows, fix_on_list, suite_coverage
 from editcredit.agent.candidates import Candidate, listed_candidates
 from editcredit.data.freeze import load_tasks
 from editcredit.data.task import PlantedBug, Task
-from editcredit.report.candidates import coverage_rows, coverage_tex, fix_on_list, suite_coverage
+from editcredit.report.candidates import coverage_tex
 from editcredit.sandbox.patches import diff_trees
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from editcredit.agent.candidate_coverage import suite_coverage
 from editcredit.agent.candidates import listed_candidates
 from editcredit.data.freeze import load_tasks
 from editcredit.io.provenance import write_result_json, write_result_tex
 from editcredit.jobs.harness import Job, JobContext, rule_files
-from editcredit.report.candidates import coverage_tex, suite_coverage
+from editcredit.report.candidates import coverage_tex
 
 
 def _call(sm: Any, _settings: None, ctx: JobContext) -> dict[str, Any]:
