@@ -102,11 +102,7 @@ rule paper:
         figures=expand(layout.PAPER_FIGURE, name=PAPER_FIGURES, ext="pdf"),
         stop=PLAN.stop_paper_inputs,
         candidates=lambda wc: (
-            [CANDIDATE_TABLE]
-            if SETTINGS.agent.environment == "minibugs"
-            and SETTINGS.agent.candidates
-            and rules.has("freeze_suite")
-            else []
+            [CANDIDATE_TABLE] if PLAN.lists_candidates and rules.has("freeze_suite") else []
         ),
     output:
         report(

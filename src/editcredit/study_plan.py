@@ -462,6 +462,13 @@ class StudyPlan:
         return [layout.STOP_SECTION, layout.STOP_FIGURE.format(ext="pdf")]
 
     @property
+    def lists_candidates(self) -> bool:
+        """Whether the study's environment lists candidate fixes (the minibugs environment with
+        ``agent.candidates``): then the paper takes the candidate list's coverage table."""
+        agent = self.settings.agent
+        return agent.environment == "minibugs" and bool(agent.candidates)
+
+    @property
     def stop_targets(self) -> list[str]:
         return [*self.stop_results, *self.stop_paper_inputs]
 
@@ -546,12 +553,15 @@ class StudyPlan:
             for model in self.stop.models:
                 yield Job.of("stop_checkpoints", model=model)
             yield from (Job.of(r) for r in ("stop_policies", "stop_eval", "stop_report"))
+        if self.lists_candidates:
+            yield Job.of("candidate_coverage")
         yield from (Job.of(r) for r in ("render_tables", "figures", "paper", "all"))
 
     #: rules whose jobs the cost table leaves out: the tables' own and what follows them, and
     #: the jobs that write no research output (retention, the training pool's screen)
     UNCOSTED = frozenset(
         {
+            "candidate_coverage",
             "render_tables",
             "figures",
             "paper",
