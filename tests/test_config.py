@@ -246,6 +246,8 @@ def test_a_null_outside_the_named_maps_is_refused_by_name(layer, message):
         (("training", "pool_size"), 3, "training.pool_size: 3 is smaller than training.grpo"),
         (("training", "pool_screen", "samples"), 1, "pool_screen.samples: 1; a task solved"),
         (("training", "pool_screen", "candidates"), 7, "candidates: 7 is smaller than"),
+        # a cluster's address with Ray off would silently run local processes
+        (("training", "ray", "address"), "ray-head:6379", "training.ray.address: 'ray-head"),
     ],
 )
 def test_the_tree_refuses_what_the_schema_let_through(path, value, message):

@@ -585,6 +585,13 @@ class Settings(Section):
             check_run_fields({**settings.training.grpo, "temperature": settings.agent.temperature})
         except ValueError as exc:
             raise ConfigError(f"config: training.grpo: {exc}") from exc
+        ray = settings.training.ray
+        if ray.address and not ray.enabled:
+            raise ConfigError(
+                f"config: training.ray.address: '{ray.address}' names a Ray cluster, but "
+                "training.ray.enabled is false (the default runs local worker processes): set "
+                'enabled: true to use the cluster, or address: ""'
+            )
         pool, per_step = settings.training.pool_size, settings.training.grpo.tasks_per_step
         if pool and pool < per_step:
             raise ConfigError(
