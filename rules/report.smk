@@ -1,10 +1,10 @@
 # The paper: tables (jinja2 -> paper/tables/*.tex), figures, and paper/main.pdf (latexmk).
 
 # The share of each suite's tasks whose gold fix is on the environment's candidate list
-# (editcredit.agent.candidate_coverage): a result file and the paper's table beside the others. The
-# paper takes the table for a study whose environment lists candidates (the minibugs environment
-# with agent.candidates), and none in a partial Snakefile without rule freeze_suite (its suites'
-# frozen tasks are not that workflow's to make).
+# (editcredit.agent.candidate_coverage): a result file and the paper's table beside the others.
+# The paper takes the table for a study whose environment lists candidates (the minibugs
+# environment with agent.candidates), and none in a partial Snakefile without rule freeze_suite
+# (its suites' frozen tasks are not that workflow's to make).
 CANDIDATE_COVERAGE = "results/report/candidate_coverage.json"
 CANDIDATE_TABLE = "paper/tables/candidates.tex"
 
@@ -102,7 +102,9 @@ rule paper:
         figures=expand(layout.PAPER_FIGURE, name=PAPER_FIGURES, ext="pdf"),
         stop=PLAN.stop_paper_inputs,
         candidates=lambda wc: (
-            [CANDIDATE_TABLE] if PLAN.lists_candidates and rules.has("freeze_suite") else []
+            [CANDIDATE_TABLE]
+            if PLAN.lists_candidates and rules.has("freeze_suite")
+            else []
         ),
     output:
         report(
