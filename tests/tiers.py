@@ -25,6 +25,7 @@ LONG: tuple[str, ...] = (
     "tests/test_rebuild_bytes.py",
     "tests/policy/test_sft_reproducible.py",
     "tests/data/test_default_suite_pin.py",
+    "tests/report/test_candidate_coverage.py::test_the_frozen_default_suite",
     "tests/data/test_freeze.py::test_generation_is_byte_identical_across_runs",
     "tests/grading/test_bug_controls.py",
     # whole workflows through Snakemake, every job run
