@@ -18,12 +18,14 @@ from editcredit.rl.records import (
     CREDIT_SCHEMA,
     METRICS_SCHEMA,
     ROLLOUT_SCHEMA,
+    TRUTH_SCHEMA,
     CfQuery,
     CreditLedgerRow,
     GroupResult,
     MetricsRow,
     PhaseSeconds,
     RolloutRow,
+    TruthRow,
 )
 from editcredit.rl.rollout_worker import GroupJob, RolloutWorker
 from editcredit.rl.segment import step_metrics
@@ -38,6 +40,7 @@ def test_each_row_record_is_its_schemas_columns_in_order():
     assert keys(TrajectoryRow) == TRAJECTORY_SCHEMA.names
     assert keys(RolloutRow) == ROLLOUT_SCHEMA.names
     assert keys(CreditLedgerRow) == CREDIT_SCHEMA.names
+    assert keys(TruthRow) == TRUTH_SCHEMA.names
     assert keys(MetricsRow) == METRICS_SCHEMA.names
 
 
@@ -81,7 +84,7 @@ def test_a_workers_group_result_holds_the_records_keys(monkeypatch, tmp_path):
 
     monkeypatch.setattr(rollout_worker, "run_episodes", episodes)
     monkeypatch.setattr(rollout_worker, "grade_patch", lambda *args: _report())
-    task = SimpleNamespace(instance_id="t", split="train")
+    task = SimpleNamespace(instance_id="t", split="train", files=None)  # no planted truth
     result = _worker().run_group(GroupJob("M-s1", 3, task, 2, 7, True, 1.0))
     assert list(result) == keys(GroupResult)
     assert list(result["seconds"]) == keys(PhaseSeconds)

@@ -1,5 +1,7 @@
 """Segments end to end on a real sandbox and a small trained policy: resuming from a segment
-gives the same model bytes as never stopping, and the number of Ray workers changes nothing."""
+gives the same model bytes as never stopping, and the number of Ray workers changes nothing;
+every step's edit blocks carry their known truth (``truth.parquet``), which the credit-vs-truth
+diagnostics read."""
 
 from __future__ import annotations
 
@@ -7,12 +9,19 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 from jobfactory import TOY_SEGMENT, run_segment
+from policyfactory import toy_tasks
 from taskfactory import CONFIG
+from test_truth_rows import recounted_labels
 
+from editcredit.agent.minibugs_env import MinibugsEnv
 from editcredit.grading.grader_identity import grader_identity
+from editcredit.records import CreditReason
+from editcredit.rl.records import TRUTH_SCHEMA
 from editcredit.rl.scalars import read_scalars
+from editcredit.stats.credit_truth import PLACEMENT, credit_truth
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -46,6 +55,10 @@ def test_two_segments_of_k_give_the_bytes_of_one_segment_of_2k(base, tasks_file,
     straight = pd.read_parquet(whole / "rollouts.parquet")
     resumed = pd.concat([pd.read_parquet(d / "rollouts.parquet") for d in (one, two)])
     assert straight["token_ids"].map(list).tolist() == resumed["token_ids"].map(list).tolist()
+    truth = [pd.read_parquet(d / "truth.parquet") for d in (one, two)]
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(whole / "truth.parquet"), pd.concat(truth, ignore_index=True)
+    )
     metrics = pd.read_parquet(whole / "metrics.parquet")
     assert metrics["step"].tolist() == [1, 2]
     assert (whole / "identity.json").is_file() and (whole / "segment.json").is_file()
@@ -106,7 +119,7 @@ def test_a_rebuilt_segment_writes_the_same_rollouts_and_credit_bytes(base, tasks
         for name in ("first", "again")
     ]
     assert _bytes(outs[0]) == _bytes(outs[1])
-    for name in ("rollouts.parquet", "credit.parquet"):
+    for name in ("rollouts.parquet", "credit.parquet", "truth.parquet"):
         assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes(), name
     reports = pd.read_parquet(outs[0] / "rollouts.parquet")["report"]
     assert reports.str.contains("<sentinel:must_fail>").all()  # graded runs, normalized
@@ -118,3 +131,32 @@ def test_a_rebuilt_segment_writes_the_same_rollouts_and_credit_bytes(base, tasks
     assert timings[0]["run_seconds"]["seconds_rollout"] > 0
     assert timings[0]["storage"]["free_bytes"] > 0
     assert "seconds_rollout" not in pd.read_parquet(outs[0] / "metrics.parquet").columns
+
+
+def test_a_segment_writes_the_truth_of_its_blocks_that_the_diagnostics_read(
+    base, tasks_file, tmp_path
+):
+    """truth.parquet: a row per labelled block of every rollout, its labels the ones recounted
+    on the side from the task records and the rollout rows; read against the ledger."""
+    out = _segment("M-s42", 1, base, tmp_path / "step_1", tasks_file, _training(1, None))
+    truth = pd.read_parquet(out / "truth.parquet")
+    assert pq.read_schema(out / "truth.parquet").names == TRUTH_SCHEMA.names
+    rollouts = pd.read_parquet(out / "rollouts.parquet")
+    by_id = {t.instance_id: t for t in toy_tasks()}
+    agent = CONFIG["agent"]
+    replay = MinibugsEnv(
+        None, 10**6, agent["numbered_lines"], agent["candidates"], agent["try_scope"]
+    )  # replays the edits: no sandbox
+    blocks = 0
+    for row in rollouts.to_dict("records"):
+        labels = recounted_labels(by_id[row["instance_id"]], row, replay)
+        mine = truth[truth["rollout_key"] == row["rollout_key"]]
+        assert dict(zip(mine["block"], mine["label"], strict=True)) == labels
+        blocks += len(json.loads(row["edit_blocks"]))
+    assert len(truth) == blocks > 0  # every block of the toy task's inline tree is labelled
+    assert set(truth["run"]) == {"M-s42"} and set(truth["step"]) == {1}
+    ledger = pd.read_parquet(out / "credit.parquet")
+    result = credit_truth(ledger, truth, PLACEMENT["M"])
+    counted = sum(sum(signs.values()) for signs in result["table"].values())
+    live = ledger[ledger["available"] & (ledger["reason"] != CreditReason.NOT_QUERIED.value)]
+    assert counted + result["unlabelled"] == len(live)

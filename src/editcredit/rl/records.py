@@ -1,12 +1,13 @@
-"""Schemas of the segment records (docs/outputs.md): rollouts, credit ledger, metrics; and the
-records that cross the rollout workers' seam.
+"""Schemas of the segment records (docs/outputs.md): rollouts, credit ledger, block truth,
+metrics; and the records that cross the rollout workers' seam.
 
 Each Parquet schema has a ``TypedDict`` of one row whose keys are its columns (a test holds them
-equal): :class:`RolloutRow`, :class:`CreditLedgerRow`, :class:`MetricsRow`. A rollout worker
-returns a :class:`GroupResult` per task group: its rollout rows, one :class:`CfQuery` per rollout
-and the phases' seconds. Names are METHOD's (§3): ``Y``, ``F``, ``G`` the parts of a grading,
-``U = Y + wF*F - wG*G``, ``D = U(original) - U(counterfactual)``, ``s`` the credit scale, ``m`` the
-credited and ``L`` the valid generated tokens.
+equal): :class:`RolloutRow`, :class:`CreditLedgerRow`, :class:`TruthRow`, :class:`MetricsRow`. A
+rollout worker returns a :class:`GroupResult` per task group: its rollout rows, one
+:class:`CfQuery` per rollout (with the known truth of its blocks) and the phases' seconds. Names
+are METHOD's (§3): ``Y``, ``F``, ``G`` the parts of a grading, ``U = Y + wF*F - wG*G``,
+``D = U(original) - U(counterfactual)``, ``s`` the credit scale, ``m`` the credited and ``L`` the
+valid generated tokens.
 """
 
 from __future__ import annotations
@@ -50,12 +51,43 @@ CREDIT_SCHEMA = pa.schema(
     ]
 )
 
+#: One row per labelled edit block of a rollout (METHOD §3, "Known truth per block"): what the
+#: credit-vs-truth diagnostics read beside the ledger (``stats.credit_truth``).
+TRUTH_SCHEMA = pa.schema(
+    [
+        ("run", pa.string()),
+        ("step", pa.int32()),
+        ("rollout_key", pa.string()),
+        ("instance_id", pa.string()),
+        ("block", pa.int16()),
+        ("eligible", pa.bool_()),
+        ("label", pa.string()),  # fix, other or harmful (data.block_truth.LABELS)
+        ("fixed_bugs", pa.string()),  # the planted bugs it fixed, comma-separated indices
+        ("tokens", pa.int32()),  # the valid generated tokens of its turns
+    ]
+)
+
 
 class RolloutRow(TrajectoryRow):
     """One row of rollouts.parquet (:data:`ROLLOUT_SCHEMA`): a trajectory and its place."""
 
     step: int  # the training step
     sample: int  # the sample's index in its task's group
+
+
+class TruthRow(TypedDict):
+    """One row of truth.parquet (:data:`TRUTH_SCHEMA`): the known truth of one labelled block of
+    a rollout, as ``agent.episode_truth.truth_rows`` gives it, with its run and step."""
+
+    run: str
+    step: int
+    rollout_key: str
+    instance_id: str
+    block: int  # the block's index in the rollout's edit_blocks
+    eligible: bool
+    label: str  # fix, other or harmful
+    fixed_bugs: str  # comma-separated indices of the planted bugs it fixed ('' when none)
+    tokens: int  # valid generated tokens of its turns
 
 
 class CfQuery(TypedDict):
@@ -77,6 +109,8 @@ class CfQuery(TypedDict):
     cf_report: str | None  # JSON: its grading report, as stored_report (None when not sent)
     truth: list[float] | None  # per token, the known truth of its block for the truth control
     # T (agent.episode_truth.played_truth: +1 fix, -1 harmful, 0 else); None for other arms
+    truth_rows: list[TruthRow]  # the known truth of its labelled blocks, every arm (none for a
+    # task without planted truth)
 
 
 class PhaseSeconds(TypedDict):

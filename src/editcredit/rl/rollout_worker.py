@@ -1,6 +1,8 @@
 """A rollout worker: plays one task's group of episodes, grades the final patches and, for the
-arms that need it, grades the counterfactual artifact of each trajectory's selected block; for
-the truth control (T) it labels each trajectory's blocks from the task's record instead.
+arms that need it, grades the counterfactual artifact of each trajectory's selected block. For
+every arm it labels each trajectory's blocks from the task's record (METHOD §3, "Known truth per
+block"; no grading): the rows of the step's ``truth.parquet``, and for the truth control (T) the
+per-token truth its credit reads.
 
 The worker holds its own policy copy (weights pushed every step), tokenizer and sandbox. The
 unit of work is one task group with a seed derived from (run seed, step, task), so results do not
@@ -20,16 +22,17 @@ import torch
 
 from editcredit.agent.edit_blocks import credited_turns
 from editcredit.agent.environments import environment_factory
-from editcredit.agent.episode_truth import played_truth
+from editcredit.agent.episode_truth import episode_block_truths, truth_rows, truth_tokens
 from editcredit.agent.reward import terminal_reward
 from editcredit.agent.rollout import Episode, RolloutConfig, run_episodes
 from editcredit.agent.trajectory import cut_episode, episode_blocks, trajectory_row
+from editcredit.data.block_truth import has_planted_truth
 from editcredit.data.task import Task
 from editcredit.grading.grader import GradingReport, grade_patch
 from editcredit.grading.stored_report import stored_report
 from editcredit.records import CreditReason
 from editcredit.rl.credit import query_decision, utility
-from editcredit.rl.records import CfQuery, GroupResult, RolloutRow
+from editcredit.rl.records import TRUTH_SCHEMA, CfQuery, GroupResult, RolloutRow, TruthRow
 from editcredit.sandbox.memo import GradingMemo
 from editcredit.sandbox.patches import diff_trees
 
@@ -71,6 +74,31 @@ def report_utility(report: GradingReport, f_weight: float, g_weight: float) -> f
     """U of a report, or None when the report is unavailable (infrastructure failure)."""
     parts = report_parts(report)
     return None if parts is None else utility(parts[0], parts[1], parts[2], f_weight, g_weight)
+
+
+def label_blocks(query: CfQuery, job: GroupJob, episode: Episode) -> None:
+    """The known truth of a finished episode's blocks, from the task's record and the
+    environment's content store, cut as its credit cuts them (METHOD §3; no grading): its
+    labelled blocks as ``query["truth_rows"]`` for every arm, and for an arm whose credit reads
+    the truth (T) the per-token truth as ``query["truth"]`` (what
+    :func:`~editcredit.agent.episode_truth.played_truth` gives). A task without planted truth
+    leaves both empty."""
+    if not has_planted_truth(job.task):
+        return
+    # the environments of tasks with planted truth hold their content store, which the
+    # Environment protocol does not name
+    env: Any = episode.env
+    cut = cut_episode(job.task, env, episode.rollout_key)
+    truths = episode_block_truths(job.task, cut.blocks, cut.changes, env.store)
+    if job.truth:
+        tau = truth_tokens(cut.blocks, truths, episode.turn_of_token, episode.loss_mask)
+        query["truth"] = tau.tolist()
+    place = {"run": job.run, "step": job.step, "instance_id": job.task.instance_id}
+    rows = truth_rows(
+        episode.rollout_key, cut.blocks, truths, episode.turn_of_token, episode.loss_mask
+    )
+    columns = TRUTH_SCHEMA.names  # the record's keys in the file's order
+    query["truth_rows"] = [cast(TruthRow, {k: (place | r)[k] for k in columns}) for r in rows]
 
 
 class RolloutWorker:
@@ -172,14 +200,7 @@ class RolloutWorker:
                 RolloutRow(**trajectory_row(episode, report, reward), step=job.step, sample=sample)
             )
             queries.append(self._selection(episode, report))
-            if job.truth:  # labelled from the task's record: no grading (METHOD §3)
-                queries[-1]["truth"] = played_truth(
-                    job.task,
-                    episode.env,
-                    episode.rollout_key,
-                    episode.turn_of_token,
-                    episode.loss_mask,
-                )
+            label_blocks(queries[-1], job, episode)
         t2 = time.monotonic()
         if job.query_cf:
             for query, episode in zip(queries, episodes, strict=True):
@@ -208,6 +229,7 @@ class RolloutWorker:
             "cf_patch": None,
             "cf_report": None,
             "truth": None,
+            "truth_rows": [],
         }
 
     def _counterfactual(self, query: CfQuery, episode: Episode, job: GroupJob) -> None:

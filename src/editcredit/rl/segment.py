@@ -3,7 +3,8 @@
 Each step draws its tasks from the data cursor, plays every task's group through the workers
 (rollouts, final grading, counterfactual grading for the arms that query), assembles advantages
 with the arm's credit, and takes one optimiser step. The segment's directory holds the model,
-the optimiser/RNG/cursor state, and the step records (rollouts, credit ledger, metrics).
+the optimiser/RNG/cursor state, and the step records (rollouts, credit ledger, the known truth of
+the rollouts' edit blocks, metrics).
 
 What the clock decides (the phases' seconds, the segment's wall time, the budget's time spent)
 stays out of those records and of the receipt: the receipt's ``volatile`` part goes to the
@@ -40,11 +41,13 @@ from editcredit.rl.records import (
     CREDIT_SCHEMA,
     METRICS_SCHEMA,
     ROLLOUT_SCHEMA,
+    TRUTH_SCHEMA,
     CfQuery,
     CreditLedgerRow,
     MetricsRow,
     RolloutRow,
     SegmentReceipt,
+    TruthRow,
     write_table,
 )
 from editcredit.rl.rollout_worker import GroupJob, group_seed
@@ -179,13 +182,15 @@ class Trainer:
 
 @dataclass
 class StepRecords:
-    """What one step leaves for the segment's files: rollout rows, credit ledger, metrics, and
-    its phase seconds (:data:`PHASES`; the volatile sidecar's, not the metrics')."""
+    """What one step leaves for the segment's files: rollout rows, credit ledger, metrics, its
+    phase seconds (:data:`PHASES`; the volatile sidecar's, not the metrics') and the known truth
+    of its rollouts' labelled blocks."""
 
     rows: list[RolloutRow]
     ledger: list[CreditLedgerRow]
     metrics: MetricsRow
     seconds: dict[str, float] = field(default_factory=dict)
+    truth: list[TruthRow] = field(default_factory=list)
 
 
 def start_trainer(
@@ -282,7 +287,8 @@ def train_step(
     )
     # step_batch builds each ledger row with CreditLedgerRow's keys
     ledger = cast(list[CreditLedgerRow], credit.ledger)
-    return StepRecords(rows, ledger, m, step_seconds(seconds))
+    truth = [t for q in queries for t in q["truth_rows"]]
+    return StepRecords(rows, ledger, m, step_seconds(seconds), truth)
 
 
 def segment_receipt(
@@ -347,6 +353,7 @@ def train_segment(
     by_id = {t.instance_id: t for t in pool}
     trainer = start_trainer(spec, cfg, health, device)
     all_rows, ledger, seconds = [], [], []
+    truth: list[TruthRow] = []
     metrics: list[MetricsRow] = []
     last = spec.start_step + spec.steps
     for callback in callbacks:
@@ -362,6 +369,7 @@ def train_segment(
             records = train_step(spec, step, trainer, by_id, cfg, workers, log)
             all_rows += records.rows
             ledger += records.ledger
+            truth += records.truth
             metrics.append(records.metrics)
             seconds.append(records.seconds)
             state.records = records
@@ -389,6 +397,7 @@ def train_segment(
         {
             "rollouts.parquet": lambda p: write_table(all_rows, ROLLOUT_SCHEMA, p),
             "credit.parquet": lambda p: write_table(ledger, CREDIT_SCHEMA, p),
+            "truth.parquet": lambda p: write_table(truth, TRUTH_SCHEMA, p),
             "metrics.parquet": lambda p: write_table(metrics, METRICS_SCHEMA, p),
         },
     )
