@@ -4,7 +4,13 @@ The trained base policy (models/base/tiny) on the default holdout eval set (ever
 task of the frozen minibugs suite, ``evaluation.evalsets.holdout.samples`` each; fewer with
 --tasks), through the slot runner (batched generation across tasks, the attempt ledger,
 grading overlapped with generation) and the docker sandbox pool, with the config's agent
-budgets and eval batch size. Model loading and sandbox start-up are outside the timing.
+budgets, eval batch size and generation backend (``generation.backend``; before, the schema's
+default, ``transformers``, was measured while the study runs ``static``), on ``--threads`` torch
+threads (1, what the default profile gives an evaluation job). Model loading and sandbox
+start-up are outside the timing. Every measurement reports the SHA256 of its episodes'
+trajectory rows (token ids, log-probs, turns, patches: ``trajectories_sha256``); side by side
+(``--workers``, ``--against``) ``same_trajectories`` says whether every run sampled the same
+episodes, byte for byte.
 Usage::
 
     python benchmarks/bench_eval_slots.py [--tasks N] [--samples n] [--workers 2 6]
@@ -34,6 +40,7 @@ next batch's generation). Writes benchmarks/out/eval_slots.json and prints it.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -163,6 +170,7 @@ def measure(
             log=lambda _: None,
         )
         total = time.perf_counter() - start
+        digest = trajectories_digest(Path(tmp) / "j" / "trajectories")
     states, infra = Counter(), Counter()
     for attempts in history.values():
         for a in attempts:
@@ -202,6 +210,7 @@ def measure(
         },
         "attempts": stats.attempts,
         "outcomes": dict(sorted(states.items())),
+        "trajectories_sha256": digest,
         "infrastructure_failures": dict(sorted(infra.items())),
         "batch_size": settings.batch_size,
         "workers": workers,
@@ -209,6 +218,17 @@ def measure(
         "device": "cpu",
     }
     return result
+
+
+def trajectories_digest(directory: Path) -> str:
+    """SHA256 of every episode's trajectory row (token ids, log-probs, turns, patch), in
+    rollout-key order: two runs that sampled the same episodes give the same digest."""
+    import pyarrow.parquet as pq
+
+    rows = [r for f in sorted(directory.glob("*.parquet")) for r in pq.read_table(f).to_pylist()]
+    rows.sort(key=lambda r: (r["rollout_key"], r["attempt"]))
+    text = json.dumps(rows, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def side_by_side(runs: list[dict]) -> dict:
@@ -221,6 +241,9 @@ def side_by_side(runs: list[dict]) -> dict:
             str(r["workers"]): round(first["seconds"] / r["seconds"], 2) for r in runs
         },
         "same_outcomes": all(r["outcomes"] == first["outcomes"] for r in runs),
+        "same_trajectories": all(
+            r["trajectories_sha256"] == first["trajectories_sha256"] for r in runs
+        ),
     }
 
 
@@ -235,6 +258,7 @@ def one_side(checkout: Path, args: argparse.Namespace, store: Path, out: Path) -
         command += ["--base", str(args.base), "--store", str(store)]
         command += ["--tasks", str(args.tasks), "--samples", str(args.samples)]
         command += [f"--workers={w}" for w in args.workers[:1]]
+        command += ["--threads", str(args.threads)]
         subprocess.run(command, env=env, check=True, cwd=checkout)
     return json.loads(out.read_text())
 
@@ -269,6 +293,9 @@ def against(args: argparse.Namespace) -> dict:
             "runs": runs[p],
         }
     summary["same_outcomes"] = all(x["outcomes"] == every[0]["outcomes"] for x in every)
+    summary["same_trajectories"] = all(
+        x["trajectories_sha256"] == every[0]["trajectories_sha256"] for x in every
+    )
     summary["slots"] = every[0]["slots"]
     return summary
 
@@ -276,7 +303,7 @@ def against(args: argparse.Namespace) -> dict:
 def single(args: argparse.Namespace) -> None:
     """One measurement for ``--against``: the modules on the path (another checkout's where
     PYTHONPATH names it), that checkout's config, the given base, suite copy and store."""
-    torch.set_num_threads(2)
+    torch.set_num_threads(args.threads)
     root = Path(args.root)
     config = load_config(root / "config" / "config.yaml")
     holdout = [t for t in load_tasks(Path(args.suite) / "tasks.parquet") if t.split == "holdout"]
@@ -285,7 +312,7 @@ def single(args: argparse.Namespace) -> None:
     tasks = {t.instance_id: t for t in holdout}
     slots = [(t.instance_id, k) for t in holdout for k in range(samples)]
     clock = time.perf_counter()
-    generator, chat = load_policy(str(args.base), torch.device("cpu"))
+    generator, chat = load_policy(str(args.base), torch.device("cpu"), config.get("generation"))
     load_s = time.perf_counter() - clock
     workers = args.workers[0] if args.workers else int(config["sandbox"]["workers"])
     result = measure(
@@ -310,6 +337,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="with --against: A B rounds")
     parser.add_argument("--warm", action="store_true", help="with --against: a warm pass too")
     parser.add_argument("--base", default="", help="the base model's directory (with --against)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads (1: what the default profile gives an evaluation job)",
+    )
     parser.add_argument("--one", default="", help=argparse.SUPPRESS)  # one side's process
     parser.add_argument("--root", default="", help=argparse.SUPPRESS)
     parser.add_argument("--suite", default="", help=argparse.SUPPRESS)
@@ -330,7 +363,7 @@ def main() -> None:
                 brief = {k: v for k, v in summary[p].items() if k != "runs"}
                 print(p, json.dumps(brief))
         return
-    torch.set_num_threads(2)
+    torch.set_num_threads(args.threads)
     config = load_config(ROOT / "config" / "config.yaml")
     holdout = [
         t for t in load_tasks(ROOT / "data/frozen/minibugs/tasks.parquet") if t.split == "holdout"
@@ -339,7 +372,9 @@ def main() -> None:
     tasks = {t.instance_id: t for t in holdout}
     slots = [(t.instance_id, k) for t in holdout for k in range(args.samples)]
     clock = time.perf_counter()
-    generator, chat = load_policy(str(ROOT / "models/base" / args.model), torch.device("cpu"))
+    generator, chat = load_policy(
+        str(ROOT / "models/base" / args.model), torch.device("cpu"), config.get("generation")
+    )
     load_s = time.perf_counter() - clock
     runs = [
         measure(n, generator, chat, load_s, config, holdout, tasks, slots, args.samples)
