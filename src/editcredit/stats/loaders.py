@@ -7,16 +7,20 @@
 - Training rollouts (``runs/{run}/step_{N}/rollouts.parquet``): the tasks a run trained on
   (:func:`training_tasks`), and the per-(step, task) pass rates of the encounter analysis.
 - Training metrics (``runs/{run}/step_{N}/metrics.parquet``): one row per step.
+- Frozen task records (``data/frozen/{suite}/tasks.parquet``): each task's number of planted
+  bugs (:func:`read_bug_counts`).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
 import pyarrow.parquet as pq
 
+from editcredit.data.freeze import BUGS_COLUMN
 from editcredit.stats.arms import ArmScores
 from editcredit.stats.scores import EvalSetScore, score_table
 
@@ -24,6 +28,7 @@ __all__ = [
     "SLOT_COLUMNS",
     "arm_scores",
     "evalset_plan",
+    "read_bug_counts",
     "read_metrics",
     "read_rollouts",
     "read_slots",
@@ -138,3 +143,17 @@ def read_metrics(paths: Iterable[str | Path]) -> pd.DataFrame:
     if not dup.empty:
         raise ValueError(f"metrics: step {int(dup.iloc[0])} appears in two segments")
     return metrics.reset_index(drop=True)
+
+
+def read_bug_counts(path: str | Path) -> dict[str, int]:
+    """Task -> its number of planted bugs, from a frozen suite's task records: the length of a
+    multi-bug task's ``bugs``, 1 for every other task (a suite without the ``bugs`` column has
+    single-bug tasks only, docs/task-schema.md)."""
+    names = pq.read_schema(path).names
+    columns = ["instance_id"] + ([BUGS_COLUMN] if BUGS_COLUMN in names else [])
+    table = pq.read_table(path, columns=columns).to_pydict()
+    bugs = table.get(BUGS_COLUMN, [None] * len(table["instance_id"]))
+    return {
+        str(task): 1 if text is None else len(json.loads(text))
+        for task, text in zip(table["instance_id"], bugs, strict=True)
+    }
