@@ -100,3 +100,46 @@ rule training_analysis:
         controls=lambda wc: PLAN.arm_control_replays(wc.arm),
     script:
         "../scripts/training_analysis.py"
+
+
+# M - B, M - O and the truth control T - O (where training.controls plans T) on the first eval
+# set's single-bug and multi-bug tasks (the task records' bugs), with both CIs and the minimum
+# detectable difference (editcredit.stats.strata): a result file and the paper's table. No
+# claim gate reads it.
+from editcredit.stats.strata import strata_specs
+
+STRATA_JSON = "results/stats/strata.json"
+STRATA_TABLE = "paper/tables/strata.tex"
+STRATA_EVALSET = SETTINGS.stats.evalsets[0]
+STRATA_SPECS = strata_specs(SETTINGS.training.plan, SETTINGS.training.controls)
+
+
+rule strata:
+    input:
+        slots=list(
+            dict.fromkeys(
+                layout.eval_slots(m, STRATA_EVALSET)
+                for spec in STRATA_SPECS
+                for m in spec.all_models
+            )
+        ),
+        tasks=layout.frozen_tasks(SETTINGS.evaluation.evalsets[STRATA_EVALSET].suite),
+    output:
+        json=STRATA_JSON,
+        tex=STRATA_TABLE,
+    log:
+        "logs/strata.log",
+    benchmark:
+        "results/benchmarks/strata.tsv"
+    conda:
+        "../envs/editcredit.yaml"
+    resources:
+        gpu=0,
+        mem_mb=mem_mb("strata", 2000),
+    params:
+        specs=[spec.to_dict() for spec in STRATA_SPECS],
+        evalset=STRATA_EVALSET,
+        n_samples=PLAN.evalset_samples(STRATA_EVALSET),
+        bootstrap=SETTINGS.stats.bootstrap.to_dict(),
+    script:
+        "../scripts/strata.py"

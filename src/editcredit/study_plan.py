@@ -553,6 +553,7 @@ class StudyPlan:
             for model in self.stop.models:
                 yield Job.of("stop_checkpoints", model=model)
             yield from (Job.of(r) for r in ("stop_policies", "stop_eval", "stop_report"))
+        yield Job.of("strata")
         if self.lists_candidates:
             yield Job.of("candidate_coverage")
         yield from (Job.of(r) for r in ("render_tables", "figures", "paper", "all"))
@@ -562,6 +563,7 @@ class StudyPlan:
     UNCOSTED = frozenset(
         {
             "candidate_coverage",
+            "strata",
             "render_tables",
             "figures",
             "paper",

@@ -17,11 +17,15 @@ from fake_results import (
 from taskfactory import CONFIG
 
 from editcredit.job_settings import TablesSettings
+from editcredit.jobs.credit_truth import credit_truth_files_job
+from editcredit.jobs.strata import strata_job
 from editcredit.report.jobs import figures_job, tables_job
 from editcredit.report.tables import TableInputs
 from editcredit.settings import BudgetCaps, TrainingSettings
 from editcredit.stats.comparisons import comparison_specs
+from editcredit.stats.credit_truth import credit_truth_runs
 from editcredit.stats.jobs import evalset_scores_job, gate_job, paired_job, training_job
+from editcredit.stats.strata import strata_specs
 
 REPO = Path(__file__).resolve().parents[2]
 #: ``budgets.run`` with no caps (0 = none).
@@ -119,6 +123,25 @@ def build_all(root: Path, spec: FakeSpec, stats: dict = STATS) -> dict:
             config=config,
             design=DESIGN,
             level=stats["bootstrap"]["level"],
+        )
+        strata = strata_specs(spec.plan, None)
+        strata_job(
+            [s.to_dict() for s in strata],
+            list(dict.fromkeys(slots[m] for s in strata for m in s.all_models)),
+            "data/frozen/minibugs/tasks.parquet",
+            "results/stats/strata.json",
+            "paper/tables/strata.tex",
+            evalset="holdout",
+            bootstrap=stats["bootstrap"],
+            config=config,
+        )
+        queried = credit_truth_runs(lambda arm: [f"{arm}-s{s}" for s in spec.plan.get(arm, [])])
+        credit_truth_files_job(
+            [f"runs/{run}/step_{n}" for run in queried for n in steps],
+            "results/stats/credit_truth.json",
+            "paper/tables/credit_truth.tex",
+            template=str(REPO / "paper" / "templates" / "credit_truth.tex.j2"),
+            config=config,
         )
         figures_job(
             training=[f"results/stats/training/{a}.json" for a in spec.plan],

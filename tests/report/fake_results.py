@@ -1,8 +1,9 @@
 """A small synthetic results tree in the formats of docs/outputs.md (for stats and report tests).
 
-``write_fake_tree(root, ...)`` writes, under ``root``: the controls summary, eval slots of the
-base model and every run, training segments (metrics and rollouts with the real schemas, and an
-identity receipt), audits and benchmark files. The eval set holds ``n_eval_tasks`` held-out tasks
+``write_fake_tree(root, ...)`` writes, under ``root``: the controls summary, the suite's task
+records (ids, splits and bugs), eval slots of the base model and every run, training segments
+(metrics and rollouts with the real schemas, and an identity receipt), audits and benchmark
+files. The eval set holds ``n_eval_tasks`` held-out tasks
 plus ``n_in_pool`` of the training tasks (so the trained / untrained split has both parts).
 Arm M is planted ``effect`` above the others; ``unresolved`` slots of the M runs get a null
 verdict (the first with the test statuses of an unresolved verdict in ``detail``).
@@ -20,6 +21,7 @@ import pyarrow.parquet as pq
 
 from editcredit.evaluation.slots import SLOTS_SCHEMA
 from editcredit.io.identity import write_identity
+from editcredit.io.provenance import sha256_file
 from editcredit.io.volatile import write_volatile
 from editcredit.rl.records import CREDIT_SCHEMA, METRICS_SCHEMA, ROLLOUT_SCHEMA
 
@@ -105,6 +107,29 @@ def _write_evalset_slots(
     path = root / "results" / "eval" / model / evalset / "slots.parquet"
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(pa.Table.from_pylist(rows, schema=SLOTS_SCHEMA), path)
+
+
+def _write_tasks(root: Path, spec: FakeSpec) -> None:
+    """The suite's task records as far as the statistics read them (the id, the split and the
+    ``bugs`` column: every fourth held-out task plants two bugs) and a manifest recording their
+    SHA256."""
+    held = [_task(i, "holdout") for i in range(spec.n_eval_tasks)]
+    tasks = held + train_tasks(spec)
+    bugs = [
+        json.dumps([{}, {}]) if i < len(held) and i % 4 == 3 else None for i in range(len(tasks))
+    ]
+    splits = ["holdout"] * len(held) + ["train"] * spec.n_train_tasks
+    path = root / "data" / "frozen" / "minibugs" / "tasks.parquet"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.table({"instance_id": tasks, "split": splits, "bugs": bugs}), path)
+    manifest = {"suite": "minibugs", "tasks_parquet_sha256": sha256_file(path)}
+    (path.parent / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+
+
+def fake_manifest_sha256(root: str | Path) -> str:
+    """The SHA256 of the fake suite's manifest: the pin (suites.minibugs.manifest_sha256) of a
+    config that verifies the fake tree."""
+    return sha256_file(Path(root) / "data" / "frozen" / "minibugs" / "manifest.json")
 
 
 def _rollout_row(run: str, step: int, task: str, sample: int, y: int, masked: bool) -> dict:
@@ -398,6 +423,7 @@ def write_fake_tree(root: str | Path, spec: FakeSpec | None = None) -> FakeSpec:
     g = np.random.default_rng(spec.seed)
     base_rate = g.uniform(0.1, 0.7, size=len(eval_tasks(spec)))
     _write_controls(root, spec)
+    _write_tasks(root, spec)
     _write_slots(root, spec, "base", base_rate, g)
     _write_scores(root, "base", "", 0, base_rate, spec.n_samples)
     for arm, seeds in spec.plan.items():

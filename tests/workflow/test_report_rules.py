@@ -20,7 +20,7 @@ import yaml
 from checkout import copy_sources
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "report"))
-from fake_results import FakeSpec, write_fake_tree  # noqa: E402
+from fake_results import FakeSpec, fake_manifest_sha256, write_fake_tree  # noqa: E402
 
 SNAKEFILE = """\
 from snakemake.utils import validate
@@ -85,6 +85,9 @@ def built(tmp_path_factory):
             segment_steps=cfg["training"]["segment_steps"],
         ),
     )
+    cfg_text = (root / "config" / "config.yaml").read_text()  # the fake suite's manifest pin
+    pin = cfg["suites"]["minibugs"]["manifest_sha256"]
+    (root / "config" / "config.yaml").write_text(cfg_text.replace(pin, fake_manifest_sha256(root)))
     proc = smk(root)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
     return root, proc
