@@ -101,6 +101,7 @@ rule paper:
         tables=paper_tables(),
         figures=expand(layout.PAPER_FIGURE, name=PAPER_FIGURES, ext="pdf"),
         stop=PLAN.stop_paper_inputs,
+        credit_truth=CREDIT_TRUTH_TABLE,  # rule credit_truth (rules/stats.smk)
         strata=STRATA_TABLE,  # rule strata (rules/stats.smk): comparisons by number of bugs
         candidates=lambda wc: (
             [CANDIDATE_TABLE]

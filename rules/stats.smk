@@ -102,6 +102,35 @@ rule training_analysis:
         "../scripts/training_analysis.py"
 
 
+# The credit of the arms with a counterfactual query (B, M) against the known truth of their
+# selected blocks (METHOD §9; editcredit.stats.credit_truth): their runs' ledgers and truth rows
+# in, a result file and the paper's table with its sentence out.
+from editcredit.stats.credit_truth import credit_truth_runs
+
+CREDIT_TRUTH_JSON = "results/stats/credit_truth.json"
+CREDIT_TRUTH_TABLE = "paper/tables/credit_truth.tex"
+
+
+rule credit_truth:
+    input:
+        segments=PLAN.segments(credit_truth_runs(PLAN.arm_runs)),
+        template=layout.TABLE_TEMPLATE.format(name="credit_truth"),
+    output:
+        json=CREDIT_TRUTH_JSON,
+        tex=CREDIT_TRUTH_TABLE,
+    log:
+        "logs/credit_truth.log",
+    benchmark:
+        "results/benchmarks/credit_truth.tsv"
+    conda:
+        "../envs/editcredit.yaml"
+    resources:
+        gpu=0,
+        mem_mb=mem_mb("credit_truth", 2000),
+    script:
+        "../scripts/credit_truth.py"
+
+
 # M - B, M - O and the truth control T - O (where training.controls plans T) on the first eval
 # set's single-bug and multi-bug tasks (the task records' bugs), with both CIs and the minimum
 # detectable difference (editcredit.stats.strata): a result file and the paper's table. No

@@ -23,7 +23,7 @@ from editcredit.evaluation.slots import SLOTS_SCHEMA
 from editcredit.io.identity import write_identity
 from editcredit.io.provenance import sha256_file
 from editcredit.io.volatile import write_volatile
-from editcredit.rl.records import CREDIT_SCHEMA, METRICS_SCHEMA, ROLLOUT_SCHEMA
+from editcredit.rl.records import CREDIT_SCHEMA, METRICS_SCHEMA, ROLLOUT_SCHEMA, TRUTH_SCHEMA
 
 #: the figures rule's outputs (names)
 FIGURES = ("training_curves", "holdout_curve", "task_differences", "bootstrap")
@@ -229,6 +229,25 @@ def _ledger_rows(run: str, arm: str, rows: list[dict], g) -> list[dict]:
     return out
 
 
+def _truth_rows(run: str, rows: list[dict]) -> list[dict]:
+    """The known truth of each rollout's one edit block (every arm): ``fix`` where the rollout
+    resolved its task, ``other`` elsewhere (no random draw: the tree's other values keep theirs)."""
+    return [
+        {
+            "run": run,
+            "step": r["step"],
+            "rollout_key": r["rollout_key"],
+            "instance_id": r["instance_id"],
+            "block": 0,
+            "eligible": True,
+            "label": "fix" if r["Y"] else "other",
+            "fixed_bugs": "0" if r["Y"] else "",
+            "tokens": 3,
+        }
+        for r in rows
+    ]
+
+
 def _write_run(root: Path, spec: FakeSpec, run: str, arm: str, g) -> None:
     pool = train_tasks(spec)
     k = spec.segment_steps
@@ -259,6 +278,8 @@ def _write_run(root: Path, spec: FakeSpec, run: str, arm: str, g) -> None:
         pq.write_table(
             pa.Table.from_pylist(ledger_rows, schema=CREDIT_SCHEMA), out / "credit.parquet"
         )
+        truth = pa.Table.from_pylist(_truth_rows(run, rollouts), schema=TRUTH_SCHEMA)
+        pq.write_table(truth, out / "truth.parquet")
         spent = {"steps": float(end), "tokens": 1000.0 * end, "gradings": 50.0 * end}
         ledger = {"scope": run, "budget": {"tokens": 1e6}, "spent": spent, "infra_failures": 1}
         (out / "segment.json").write_text(json.dumps({"run": run, "budget": ledger}))

@@ -139,6 +139,27 @@ def test_workflow_writes_stats_tables_figures_and_paper(built):
     assert r"M-s42 & 8\,000 / 1\,000\,000 & 400 / 20\,000" in costs
 
 
+def test_the_credit_against_the_truth_is_computed_and_tabled(built):
+    """rule credit_truth reads the ledgers of B and M against their segments' truth rows (the
+    fake tree labels each rollout's one block ``fix`` when it resolved its task): a result
+    file and the paper's table beside the credit diagnostics."""
+    root, proc = built
+    assert job_counts(proc.stdout + proc.stderr)["credit_truth"] == 1
+    record = json.loads((root / "results" / "stats" / "credit_truth.json").read_text())
+    assert list(record["arms"]) == ["B", "M"]
+    for arm, result in record["arms"].items():
+        assert result["runs"] == [f"{arm}-s314159", f"{arm}-s42"]
+        assert result["unlabelled"] == 0 and result["table"]["harmful"] == dict.fromkeys(
+            ("negative", "zero", "positive"), 0
+        )
+        assert 0.0 <= result["agreement"] <= 1.0
+    inputs = record["provenance"]["inputs"]
+    assert any("runs/M-s42/step_" in p and p.endswith("/truth.parquet") for p in inputs)
+    assert not any("/O-s" in p or "/E-s" in p for p in inputs)
+    tex = (root / "paper" / "tables" / "credit_truth.tex").read_text()
+    assert r"\label{tab:credit_truth}" in tex and "In arm B," in tex
+
+
 def test_gate_threshold_change_reruns_only_gate_tables_and_paper(built):
     root, _ = built
     cfg_path = root / "config" / "config.yaml"

@@ -155,6 +155,24 @@ def test_the_replay_check_reads_every_segment_of_every_run(workdir):
     assert "data/frozen/minibugs/tasks.parquet" in block
 
 
+def test_the_credit_truth_reads_every_segment_of_the_arms_that_query(workdir):
+    """rule credit_truth (in the default target through the paper) takes every segment of the
+    runs of B and M, whose ledgers it reads against their truth rows, and no other run's."""
+    proc = smk("-n", "--cores", "1", "paper/main.pdf", cwd=workdir)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout + proc.stderr
+    block = out.split("rule credit_truth:", 1)[1].split("jobid:", 1)[0]
+    training = yaml.safe_load((Path(REPO) / "config" / "config.yaml").read_text())["training"]
+    k, end = training["segment_steps"], training["endpoint_step"]
+    for run in ("B-s42", "B-s314159", "M-s42", "M-s314159"):
+        for step in range(k, end + 1, k):
+            assert f"runs/{run}/step_{step}" in block
+    assert "runs/O-s42" not in block and "runs/E-s42" not in block
+    assert "output: results/stats/credit_truth.json, paper/tables/credit_truth.tex" in block
+    paper = out.split("rule paper:", 1)[1].split("jobid:", 1)[0]
+    assert "paper/tables/credit_truth.tex" in paper
+
+
 def test_image_tasks_in_the_minibugs_environment_fail_the_dry_run(workdir):
     """The real-study preset plays image tasks; with agent.environment minibugs the DAG stops
     before any job, naming the setting and the suite; with its own 'bash' it builds."""

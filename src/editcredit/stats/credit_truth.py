@@ -17,18 +17,25 @@ Beside the credit diagnostics' counts (:mod:`editcredit.stats.credit`), an arm's
 A query whose selected block has no label (a task without planted truth, a block whose texts
 could not be found) is counted apart and left out of the table and the shares, never guessed.
 Arms without a counterfactual query (O, E) write no ledger rows, so they have no table.
-Opt-in: no default study computes these yet.
+Every study computes them (rule ``credit_truth``, :func:`credit_truth_record` of the runs of B
+and M: their segments' ``credit.parquet`` and ``truth.parquet``, the rows the rollout workers
+label for every rollout) and the paper shows them beside the credit diagnostics.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import TypedDict
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from editcredit.data.block_truth import FIX, HARMFUL, LABELS, OTHER
+from editcredit.layout import parse_run
 from editcredit.records import Arm, CreditReason
+from editcredit.rl.records import TRUTH_SCHEMA
 
 #: The columns of the sign table, in order.
 SIGNS = ("negative", "zero", "positive")
@@ -125,3 +132,52 @@ def credit_truth_by_arm(
         for arm, placement in PLACEMENT.items()
         if arm in ledgers
     }
+
+
+class ArmCreditTruth(CreditTruth):
+    """One arm's :class:`CreditTruth` in the study's record, with what it was read from."""
+
+    runs: list[str]  # the arm's runs, sorted
+    blocks: dict[str, int]  # label -> labelled blocks of the runs' rollouts (any block)
+
+
+class CreditTruthRecord(TypedDict):
+    """The record of rule ``credit_truth``: each arm with a counterfactual query that ran."""
+
+    arms: dict[str, ArmCreditTruth]  # in the order of :data:`PLACEMENT`
+    expected_sign: dict[str, str]  # label -> the sign of D it expects
+
+
+def credit_truth_runs(arm_runs: Callable[[str], Sequence[str]]) -> list[str]:
+    """The runs whose credit is read against the truth: each arm of :data:`PLACEMENT`'s runs
+    (``arm_runs``: arm -> its planned runs, none for an arm the study does not train)."""
+    return [run for arm in PLACEMENT for run in arm_runs(arm)]
+
+
+def read_truth(paths: Iterable[str | Path]) -> pd.DataFrame:
+    """The truth rows of several segments (``truth.parquet``), concatenated; the columns of
+    :data:`~editcredit.rl.records.TRUTH_SCHEMA` even when there are none."""
+    tables = [pq.read_table(p, schema=TRUTH_SCHEMA) for p in paths]
+    return pa.concat_tables(tables or [TRUTH_SCHEMA.empty_table()]).to_pandas()
+
+
+def credit_truth_record(
+    ledgers_by_run: Mapping[str, pd.DataFrame], truth: pd.DataFrame
+) -> CreditTruthRecord:
+    """:func:`credit_truth_by_arm` of the runs' ledgers pooled by arm (``ledgers_by_run``: run
+    -> its ledger rows; the arm is the run name's), against the truth rows of those runs."""
+    runs: dict[str, list[str]] = {}
+    for run in sorted(ledgers_by_run):
+        runs.setdefault(parse_run(run).arm, []).append(run)
+    ledgers = {
+        arm: pd.concat(
+            [ledgers_by_run[r] for r in names if len(ledgers_by_run[r])] or [pd.DataFrame()]
+        )
+        for arm, names in runs.items()
+    }
+    arms: dict[str, ArmCreditTruth] = {}
+    for arm, result in credit_truth_by_arm(ledgers, truth).items():
+        labels = truth["label"][truth["run"].isin(runs[arm])]
+        blocks = {label: int((labels == label).sum()) for label in LABELS}
+        arms[arm] = {**result, "runs": runs[arm], "blocks": blocks}
+    return {"arms": arms, "expected_sign": dict(EXPECTED_SIGN)}

@@ -21,6 +21,7 @@ from editcredit.stats.comparisons import (
     gated_record,
     paired_record,
 )
+from editcredit.stats.credit_truth import CreditTruthRecord, credit_truth_record, read_truth
 from editcredit.stats.loaders import (
     read_credit,
     read_metrics,
@@ -31,7 +32,14 @@ from editcredit.stats.loaders import (
 from editcredit.stats.records import GatedRecord, PairedRecord, TrainingRecord
 from editcredit.stats.training import training_record
 
-__all__ = ["evalset_scores_job", "gate_job", "paired_job", "segment_files", "training_job"]
+__all__ = [
+    "credit_truth_job",
+    "evalset_scores_job",
+    "gate_job",
+    "paired_job",
+    "segment_files",
+    "training_job",
+]
 
 log = logging.getLogger(__name__)
 
@@ -162,5 +170,30 @@ def training_job(
     every = (metrics_files, rollout_files, credit_files)
     read = [p for files in every for ps in files.values() for p in ps]
     read += [Path(p) for p in controls.values()]
+    write_result_json(out, to_plain(record), read, config)
+    return record
+
+
+def credit_truth_job(
+    segments: Sequence[str | Path], out: str | Path, *, config: Any
+) -> CreditTruthRecord:
+    """Rule credit_truth: the credit of B and M against the known truth of the selected blocks
+    (``stats.credit_truth``), from their runs' segments' ledgers and truth rows."""
+    credit_files = segment_files(segments, "credit.parquet")
+    truth_files = segment_files(segments, "truth.parquet")
+    record = credit_truth_record(
+        {run: read_credit(paths) for run, paths in credit_files.items()},
+        read_truth(p for paths in truth_files.values() for p in paths),
+    )
+    for arm, result in record["arms"].items():
+        agreement, share = result["agreement"], result["positive_mass_share"]
+        log.info(
+            "%s: %d labelled queries, agreement %s, positive mass on fix turns %s",
+            arm,
+            sum(sum(signs.values()) for signs in result["table"].values()),
+            "-" if agreement is None else f"{agreement:.3f}",
+            "-" if share is None else f"{share:.3f}",
+        )
+    read = [p for files in (credit_files, truth_files) for ps in files.values() for p in ps]
     write_result_json(out, to_plain(record), read, config)
     return record
