@@ -553,6 +553,7 @@ class StudyPlan:
             for model in self.stop.models:
                 yield Job.of("stop_checkpoints", model=model)
             yield from (Job.of(r) for r in ("stop_policies", "stop_eval", "stop_report"))
+        yield Job.of("credit_truth")
         yield Job.of("strata")
         if self.lists_candidates:
             yield Job.of("candidate_coverage")
@@ -564,6 +565,7 @@ class StudyPlan:
         {
             "candidate_coverage",
             "strata",
+            "credit_truth",
             "render_tables",
             "figures",
             "paper",
