@@ -55,9 +55,9 @@ def test_each_arm_is_a_row_of_the_record(arm, row):
 def test_the_sentence_states_each_arms_agreement_and_mass_on_fixes():
     tex = " ".join(credit_truth_tex(RECORD, TEMPLATES).split())
     assert (
-        r"In arm B, 74.2\% of the 512 labelled queries had the sign of $D$ their block's label "
-        r"expects and 20.1\% of the positive credit mass fell on the tokens of turns that fixed "
-        r"a planted bug; in arm M, 73.4\% of the 514 labelled queries" in tex
+        r"In arm B, 74.2\% of the 512 labelled queries had the sign of $D$ their label expects "
+        r"and 20.1\% of the positive credit mass fell on turns that fixed a planted bug; in arm "
+        r"M, 73.4\% of the 514 labelled queries" in tex
     )
     assert [a["labelled"] for a in credit_truth_context(RECORD)] == [512, 514]
 
