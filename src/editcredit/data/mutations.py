@@ -362,6 +362,38 @@ def _comments(src: _Source) -> list[tuple[int, str]]:
     ]
 
 
+def _statement_lines(src: _Source, node: FunctionNode) -> tuple[int, int] | None:
+    """Offsets of the whole lines of top-level ``node`` (its decorators to the end of its last
+    line), or None where the source's parse depends on more than its lines (a future import
+    that changes the grammar)."""
+    if "barry_as_FLUFL" in src.text:
+        return None
+    first = min([d.lineno for d in node.decorator_list] + [node.lineno])
+    last = cast(int, node.end_lineno)
+    end = src.starts[last] if last < len(src.starts) else len(src.text)
+    return src.starts[first - 1], end
+
+
+def _mutated_statement(
+    source: str, lines: tuple[int, int] | None, position: int, site: Site, after: str
+) -> ast.AST:
+    """Statement ``position`` of ``source`` with ``site``'s span replaced by ``after``
+    (SyntaxError or ValueError where that does not parse), parsing only the statement's own
+    ``lines`` where they parse alone. Those lines begin at column 0 at a statement's start and
+    end a line, so where they parse alone the module parses too: the statements before and
+    after tokenize and parse as before, and this one into the same node but for its positions
+    (which ``ast.dump`` leaves out). Where they do not, the whole module is parsed, as before."""
+    if lines is not None and lines[0] <= site.start <= site.end <= lines[1]:
+        a, b = lines
+        try:
+            body = ast.parse(source[a : site.start] + after + source[site.end : b]).body
+        except (SyntaxError, ValueError):
+            body = []
+        if body:
+            return body[0]
+    return ast.parse(source[: site.start] + after + source[site.end :]).body[position]
+
+
 def _find_function(tree: ast.Module, function: str) -> FunctionNode:
     found = [n for n in tree.body if isinstance(n, FunctionNode) and n.name == function]
     if not found:
@@ -412,12 +444,15 @@ def enumerate_mutations(source: str, function: str) -> list[Mutation]:
     """Every valid mutation of top-level ``function``: by operator (registry order), then site.
 
     A candidate is kept only if the mutated module parses, its AST differs from the original
-    and every comment inside the replaced span survives in the replacement.
+    and every comment inside the replaced span survives in the replacement. The function's own
+    lines are parsed where they parse alone (the module then parses into the same node: see
+    ``_mutated_statement``), the whole module where they do not.
     Raises ValueError if ``function`` is not a top-level function of ``source``.
     """
     tree = ast.parse(source)
     func, src = _find_function(tree, function), _Source(source)
     position, original, comments = tree.body.index(func), ast.dump(func), _comments(src)
+    lines = _statement_lines(src, func)
     out: list[Mutation] = []
     for name, operator in OPERATORS.items():
         index = 0
@@ -436,10 +471,10 @@ def enumerate_mutations(source: str, function: str) -> list[Mutation]:
                 if any(text not in after for text in inside):
                     continue
                 try:  # only the function's span changed, so comparing its AST suffices
-                    mutated = ast.parse(source[: site.start] + after + source[site.end :])
+                    mutated = _mutated_statement(source, lines, position, site, after)
                 except (SyntaxError, ValueError):
                     continue
-                if ast.dump(mutated.body[position]) != original:
+                if ast.dump(mutated) != original:
                     kept.append(m)
             out.extend(kept)
             index += bool(kept)
