@@ -19,11 +19,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from editcredit.data.block_truth import TRUTH_SCHEMA
 from editcredit.evaluation.slots import SLOTS_SCHEMA
 from editcredit.io.identity import write_identity
 from editcredit.io.provenance import sha256_file
 from editcredit.io.volatile import write_volatile
-from editcredit.rl.records import CREDIT_SCHEMA, METRICS_SCHEMA, ROLLOUT_SCHEMA, TRUTH_SCHEMA
+from editcredit.rl.records import CREDIT_SCHEMA, METRICS_SCHEMA, ROLLOUT_SCHEMA
 
 #: the figures rule's outputs (names)
 FIGURES = ("training_curves", "holdout_curve", "task_differences", "bootstrap")

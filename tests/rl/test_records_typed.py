@@ -12,13 +12,13 @@ import pyarrow.parquet as pq
 import torch
 
 from editcredit.agent.trajectory import TRAJECTORY_SCHEMA, TrajectoryRow, write_trajectories
+from editcredit.data.block_truth import TRUTH_SCHEMA
 from editcredit.grading.grader import GradingReport
 from editcredit.rl import rollout_worker
 from editcredit.rl.records import (
     CREDIT_SCHEMA,
     METRICS_SCHEMA,
     ROLLOUT_SCHEMA,
-    TRUTH_SCHEMA,
     CfQuery,
     CreditLedgerRow,
     GroupResult,

@@ -17,9 +17,9 @@ from taskfactory import CONFIG
 from test_truth_rows import recounted_labels
 
 from editcredit.agent.minibugs_env import MinibugsEnv
+from editcredit.data.block_truth import TRUTH_SCHEMA
 from editcredit.grading.grader_identity import grader_identity
 from editcredit.records import CreditReason
-from editcredit.rl.records import TRUTH_SCHEMA
 from editcredit.rl.scalars import read_scalars
 from editcredit.stats.credit_truth import PLACEMENT, credit_truth
 

@@ -19,10 +19,10 @@ from editcredit.agent.episode_truth import episode_block_truths
 from editcredit.agent.minibugs_env import MinibugsEnv
 from editcredit.agent.rollout import Episode
 from editcredit.agent.search_expert import search_episode
-from editcredit.data.block_truth import FIX
+from editcredit.data.block_truth import FIX, TRUTH_SCHEMA
 from editcredit.rl import rollout_worker
 from editcredit.rl.credit import queries_cf, reads_truth
-from editcredit.rl.records import TRUTH_SCHEMA, RolloutRow, write_table
+from editcredit.rl.records import RolloutRow, write_table
 from editcredit.rl.rollout_worker import GroupJob, RolloutWorker
 from editcredit.rl.step_batch import assemble_step
 from editcredit.stats.credit_truth import PLACEMENT, credit_truth

@@ -11,7 +11,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from editcredit.rl.records import CREDIT_SCHEMA, TRUTH_SCHEMA, write_table
+from editcredit.data.block_truth import TRUTH_SCHEMA
+from editcredit.rl.records import CREDIT_SCHEMA, write_table
 from editcredit.stats.credit_truth import (
     EXPECTED_SIGN,
     SIGNS,

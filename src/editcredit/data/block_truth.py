@@ -39,7 +39,26 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+import pyarrow as pa
+
 from editcredit.data.task import Task
+
+#: One row per labelled edit block of a rollout (METHOD §3, "Known truth per block"): what the
+#: credit-vs-truth diagnostics read beside the ledger (``stats.credit_truth``); training writes it
+#: (``rl.segment``, ``truth.parquet``).
+TRUTH_SCHEMA = pa.schema(
+    [
+        ("run", pa.string()),
+        ("step", pa.int32()),
+        ("rollout_key", pa.string()),
+        ("instance_id", pa.string()),
+        ("block", pa.int16()),
+        ("eligible", pa.bool_()),
+        ("label", pa.string()),  # fix, other or harmful (LABELS, below)
+        ("fixed_bugs", pa.string()),  # the planted bugs it fixed, comma-separated indices
+        ("tokens", pa.int32()),  # the valid generated tokens of its turns
+    ]
+)
 
 #: The labels of a block, in the order of the diagnostics' tables.
 LABELS = ("fix", "other", "harmful")

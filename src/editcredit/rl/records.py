@@ -51,22 +51,6 @@ CREDIT_SCHEMA = pa.schema(
     ]
 )
 
-#: One row per labelled edit block of a rollout (METHOD §3, "Known truth per block"): what the
-#: credit-vs-truth diagnostics read beside the ledger (``stats.credit_truth``).
-TRUTH_SCHEMA = pa.schema(
-    [
-        ("run", pa.string()),
-        ("step", pa.int32()),
-        ("rollout_key", pa.string()),
-        ("instance_id", pa.string()),
-        ("block", pa.int16()),
-        ("eligible", pa.bool_()),
-        ("label", pa.string()),  # fix, other or harmful (data.block_truth.LABELS)
-        ("fixed_bugs", pa.string()),  # the planted bugs it fixed, comma-separated indices
-        ("tokens", pa.int32()),  # the valid generated tokens of its turns
-    ]
-)
-
 
 class RolloutRow(TrajectoryRow):
     """One row of rollouts.parquet (:data:`ROLLOUT_SCHEMA`): a trajectory and its place."""
@@ -76,8 +60,9 @@ class RolloutRow(TrajectoryRow):
 
 
 class TruthRow(TypedDict):
-    """One row of truth.parquet (:data:`TRUTH_SCHEMA`): the known truth of one labelled block of
-    a rollout, as ``agent.episode_truth.truth_rows`` gives it, with its run and step."""
+    """One row of truth.parquet (:data:`~editcredit.data.block_truth.TRUTH_SCHEMA`): the known
+    truth of one labelled block of a rollout, as ``agent.episode_truth.truth_rows`` gives it,
+    with its run and step."""
 
     run: str
     step: int

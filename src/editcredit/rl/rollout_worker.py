@@ -26,13 +26,13 @@ from editcredit.agent.episode_truth import episode_block_truths, truth_rows, tru
 from editcredit.agent.reward import terminal_reward
 from editcredit.agent.rollout import Episode, RolloutConfig, run_episodes
 from editcredit.agent.trajectory import cut_episode, episode_blocks, trajectory_row
-from editcredit.data.block_truth import has_planted_truth
+from editcredit.data.block_truth import TRUTH_SCHEMA, has_planted_truth
 from editcredit.data.task import Task
 from editcredit.grading.grader import GradingReport, grade_patch
 from editcredit.grading.stored_report import stored_report
 from editcredit.records import CreditReason
 from editcredit.rl.credit import query_decision, utility
-from editcredit.rl.records import TRUTH_SCHEMA, CfQuery, GroupResult, RolloutRow, TruthRow
+from editcredit.rl.records import CfQuery, GroupResult, RolloutRow, TruthRow
 from editcredit.sandbox.memo import GradingMemo
 from editcredit.sandbox.patches import diff_trees
 

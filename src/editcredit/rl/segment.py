@@ -25,6 +25,7 @@ from typing import Any, cast
 import numpy as np
 import torch
 
+from editcredit.data.block_truth import TRUTH_SCHEMA
 from editcredit.data.task import Task
 from editcredit.policy.model import enable_activation_checkpointing
 from editcredit.progress import Progress
@@ -41,7 +42,6 @@ from editcredit.rl.records import (
     CREDIT_SCHEMA,
     METRICS_SCHEMA,
     ROLLOUT_SCHEMA,
-    TRUTH_SCHEMA,
     CfQuery,
     CreditLedgerRow,
     MetricsRow,

@@ -32,10 +32,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from editcredit.data.block_truth import FIX, HARMFUL, LABELS, OTHER
+from editcredit.data.block_truth import FIX, HARMFUL, LABELS, OTHER, TRUTH_SCHEMA
 from editcredit.layout import parse_run
 from editcredit.records import Arm, CreditReason
-from editcredit.rl.records import TRUTH_SCHEMA
 
 #: The columns of the sign table, in order.
 SIGNS = ("negative", "zero", "positive")
@@ -156,7 +155,7 @@ def credit_truth_runs(arm_runs: Callable[[str], Sequence[str]]) -> list[str]:
 
 def read_truth(paths: Iterable[str | Path]) -> pd.DataFrame:
     """The truth rows of several segments (``truth.parquet``), concatenated; the columns of
-    :data:`~editcredit.rl.records.TRUTH_SCHEMA` even when there are none."""
+    :data:`~editcredit.data.block_truth.TRUTH_SCHEMA` even when there are none."""
     tables = [pq.read_table(p, schema=TRUTH_SCHEMA) for p in paths]
     return pa.concat_tables(tables or [TRUTH_SCHEMA.empty_table()]).to_pandas()
 
