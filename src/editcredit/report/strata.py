@@ -69,10 +69,8 @@ def strata_tex(record: Mapping[str, Any]) -> str:
         + r"\,\% power, $(z_{1-\alpha/2}+z_{\mathrm{power}})\,\mathrm{SE} = "
         + fixed(power["multiplier"], 3)
         + r"\,\mathrm{SE}$, SE the standard deviation of the seed $\times$ task bootstrap "
-        r"means. T $-$ O is the truth control (T: M's credit with the known truth of each "
-        r"block): a positive control outside the pre-registered comparisons and the claim "
-        r"gate. Absent: no task of that stratum, or an arm this configuration does not train. "
-        r"$\dagger$: unresolved slots, bounds only.}",
+        r"means. T $-$ O: the truth control, outside the pre-registered comparisons and the "
+        r"gate. $\dagger$: unresolved slots, bounds only.}",
         r"\label{tab:strata}",
         r"\begin{tabular}{llrrllrr}",
         r"\toprule",
