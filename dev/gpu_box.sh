@@ -8,7 +8,9 @@
 #   dev/gpu_box.sh bench OUT     # the evaluation job's generation against its bandwidth bound
 #   dev/gpu_box.sh phases OUT    # its process's whole memory per phase, and the suspects of
 #                                # what lies outside the allocator (docs/scale.md)
-#   dev/gpu_box.sh study OUT     # start the documented GPU-box command (in the background)
+#   dev/gpu_box.sh study OUT     # start the documented GPU-box command (in the background);
+#                                # GPU_BOX_CONFIGS replaces its config files, e.g. with
+#                                # the multi-bug presets layered over gpu-box.yaml
 #   dev/gpu_box.sh wait S OUT    # wait up to S seconds for it, then copy what it measured
 #
 # The study runs with --keep-going: a failed job stops only what depends on it, so one run
@@ -81,7 +83,8 @@ study)
     # GPU_BOX_RESOURCES stands in for the box's own line, e.g. an 80 GB card's
     # "gpu=32 gpu_mem_mb=81047" on a larger card
     resources=${GPU_BOX_RESOURCES:-$(python3 -m editcredit.policy.gpu_box)}
-    echo "resources: $resources"
+    configs=${GPU_BOX_CONFIGS:-config/presets/gpu-box.yaml config/presets/tiny-large.yaml}
+    echo "resources: $resources; configs: $configs"
     setsid nohup nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used \
         --format=csv -lms 1000 >"$STATE/smi.csv" 2>&1 &
     setsid nohup nvidia-smi --query-compute-apps=timestamp,pid,used_memory \
@@ -89,7 +92,7 @@ study)
     # shellcheck disable=SC2086  # the resources are two words
     setsid nohup bash -c "start=\$(date +%s); python3 -m snakemake --cores 16 \
         --workflow-profile profiles/gpu --resources $resources \
-        --configfile config/presets/gpu-box.yaml config/presets/tiny-large.yaml \
+        --configfile $configs \
         --omit-from paper --keep-going; echo \"snakemake rc=\$? wall=\$(( \$(date +%s) - start ))s\"" \
         >"$STATE/study.log" 2>&1 &
     sleep 5
