@@ -46,6 +46,7 @@ collect() {
     cp "$STATE/study.log" "$out/study.log" 2>/dev/null || true
     cp "$STATE/smi.csv" "$out/smi.csv" 2>/dev/null || true
     cp "$STATE/apps.csv" "$out/apps.csv" 2>/dev/null || true
+    cp "$STATE/cpu.log" "$out/cpu.log" 2>/dev/null || true
     # GPU-holding seconds per job (Snakemake's benchmark files), one line each
     find results/benchmarks -name '*.tsv' 2>/dev/null | sort | while read -r f; do
         printf '%s\t%s\n' "$f" "$(tail -n 1 "$f")"
@@ -89,6 +90,10 @@ study)
         --format=csv -lms 1000 >"$STATE/smi.csv" 2>&1 &
     setsid nohup nvidia-smi --query-compute-apps=timestamp,pid,used_memory \
         --format=csv -lms 2000 >"$STATE/apps.csv" 2>&1 &
+    # the box's CPUs every 2 s: the load average and the first line of /proc/stat (cumulative
+    # jiffies; differences give the busy share), to tell whether its cores are the bound
+    setsid nohup bash -c 'while :; do echo "$(date +%s) $(cut -d" " -f1-3 /proc/loadavg) \
+        $(head -n 1 /proc/stat)"; sleep 2; done' >"$STATE/cpu.log" 2>&1 &
     # shellcheck disable=SC2086  # the resources are two words
     setsid nohup bash -c "start=\$(date +%s); python3 -m snakemake --cores 16 \
         --workflow-profile profiles/gpu --resources $resources \
