@@ -119,7 +119,10 @@ def located_expert_figures(cfg: dict, suite: str, samples: int, max_turns: int) 
             rng = random.Random(f"{seed}:{task.instance_id}:{k}")
             search_episode(env, task, rng, weights, max_turns, pool=pool, pool_seed=seed)
             key = f"located-experts:{task.instance_id}:{k}"
-            return {**located_credit(task, env, key, memo, cfg["grading"]), "split": task.split}
+            return {
+                **located_credit(task, env, key, memo, cfg["grading"], located=True),
+                "split": task.split,
+            }
 
         from concurrent.futures import ThreadPoolExecutor
 

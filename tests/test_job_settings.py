@@ -133,7 +133,7 @@ def _weight_defaults(fn) -> dict:
 
 
 def test_the_utility_weights_have_no_default_in_code():
-    from editcredit.agent.probe import rollout_and_grade
+    from editcredit.agent.probe import rollout_and_grade, rollout_grade_and_query
     from editcredit.evaluation.attempts import grade_attempt
     from editcredit.evaluation.runner import SliceSettings
     from editcredit.grading.controls import run_controls
@@ -142,6 +142,7 @@ def test_the_utility_weights_have_no_default_in_code():
 
     functions = [
         rollout_and_grade,
+        rollout_grade_and_query,
         grade_attempt,
         run_controls,
         grade_patch,

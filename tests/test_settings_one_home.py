@@ -130,6 +130,7 @@ SETTINGS_FUNCTIONS = [
     "editcredit.evaluation.journal:open_journal",
     "editcredit.rl.step_batch:assemble_step",
     "editcredit.agent.probe:rollout_and_grade",
+    "editcredit.agent.probe:rollout_grade_and_query",
     "editcredit.suites.swebench_import:import_tasks",
     "editcredit.policy.fast_decode:FastGenerator",
     "editcredit.stopping.build:checkpoint_rows",

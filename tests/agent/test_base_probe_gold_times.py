@@ -100,12 +100,12 @@ def test_the_probe_grades_with_the_recorded_times(suite, measured, monkeypatch):
     tasks cost no gold run, the third is measured; the records are an input of the probe."""
     tasks_path, records, ids = suite
 
-    def rollout_and_grade(tasks, samples, key_prefix, pool, *rest):
+    def rollout_grade_and_query(tasks, samples, key_prefix, pool, *rest):
         grade_each(tasks, pool)
-        return []
+        return [], []
 
     monkeypatch.setattr(probe_job, "load_policy", lambda *a: (None, None))
-    monkeypatch.setattr(probe_job, "rollout_and_grade", rollout_and_grade)
+    monkeypatch.setattr(probe_job, "rollout_grade_and_query", rollout_grade_and_query)
     monkeypatch.setattr(probe_job, "probe_figures", lambda *rows: dict.fromkeys(probe_job.TARGETS))
     Path("models/base/toy").mkdir(parents=True)  # a provenance input only: no policy loads
     settings = job_settings(

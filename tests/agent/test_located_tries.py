@@ -378,3 +378,103 @@ def test_the_stop_study_replays_tries_scoped_to_their_function(local_sandbox):
     assert final["patch_sha256"] == _sha(env.final_patch())
     with pytest.raises(TrajectoryError):
         checkpoint_rows(trajs, {task.instance_id: task}, grade_many, "file")
+
+
+def test_the_probe_queries_the_selected_block_of_each_episode(local_sandbox):
+    """rollout_grade_and_query: the rows of rollout_and_grade, and for each episode its
+    eligible blocks (cut as training cuts them) and the D of its selected block, graded: a
+    policy that fixes both bugs of a multi-bug task holds two eligible blocks, each worth the
+    other bug's tests; one that fixes one bug holds one, worth that bug's tests."""
+    from taskfactory import CONFIG
+
+    from editcredit.agent.environments import environment_factory
+    from editcredit.agent.probe import rollout_and_grade, rollout_grade_and_query
+    from editcredit.agent.rollout import RolloutConfig
+    from editcredit.policy.generation import GenerationOutput
+    from editcredit.sandbox.patches import diff_trees
+
+    task = multi_task()
+    number = {(c.line, c.new): c.number for c in candidate_fixes(task, every_function=True)}
+    add_fix, mul_fix = number[(5, "    return a + b")], number[(9, "    return a * b")]
+
+    class Chat:  # every distinct text one token id
+        pad, eos, stop_ids = 0, 1, (1,)
+
+        def __init__(self):
+            self.texts = ["<pad>", "<eos>"]
+
+        def token(self, text):
+            self.texts.append(text)
+            return len(self.texts) - 1
+
+        def conversation(self, tool=None):
+            chat = self
+
+            class Conversation:
+                def start(self, observation):
+                    return [chat.token(observation)]
+
+                observe = start
+
+                def reply(self, ids):
+                    return "".join(chat.texts[i] for i in ids if i > 1)
+
+            return Conversation()
+
+    class Script:  # the n-th action of every episode, whatever it saw
+        def __init__(self, chat, actions):
+            self.chat, self.actions = chat, actions
+
+        def generate(self, prompts, max_new_tokens, temperature, seed):
+            out = []
+            for prompt in prompts:
+                turn = min(sum(1 for t in prompt if t == 1), len(self.actions) - 1)
+                ids = [self.chat.token(self.actions[turn]), 1]
+                out.append(GenerationOutput(ids, [0.0, 0.0], True))
+            return out
+
+    agent = {**CONFIG["agent"], "try_scope": "function", "max_turns": 6}
+    make_env = environment_factory(agent, CONFIG["sandbox"])
+    weights = (CONFIG["grading"]["f_weight"], CONFIG["grading"]["g_weight"])
+
+    def utility(files) -> float:
+        return grade_patch(task, diff_trees(task.files, files), local_sandbox, *weights).U
+
+    def patched(*lines):
+        text = task.files["calc3.py"].split("\n")
+        for line, new in lines:
+            text[line - 1] = new
+        return {**task.files, "calc3.py": "\n".join(text)}
+
+    both = patched((5, "    return a + b"), (9, "    return a * b"))
+    only_add, only_mul = patched((5, "    return a + b")), patched((9, "    return a * b"))
+    cases = [
+        # a block is a run of consecutive editing turns (METHOD §2): a test run between the
+        # two tries makes two blocks, two tries in a row would be one
+        ([f"try {add_fix}", "run", f"try {mul_fix}", "submit"], 2, 1, 2),
+        ([f"try {add_fix}", "submit"], 1, 0, 1),
+    ]
+    for actions, eligible, resolved, samples in cases:
+        chat = Chat()
+        args = (
+            [task], samples, "probe-train", local_sandbox, Script(chat, actions), chat,
+            RolloutConfig.from_agent(agent), make_env, 7, CONFIG["reward"], CONFIG["grading"], 2,
+        )  # fmt: skip
+        rows, records = rollout_grade_and_query(*args)
+        chat = Chat()
+        plain = rollout_and_grade(*args[:4], Script(chat, actions), chat, *args[6:])
+        assert [r["final_patch"] for r in rows] == [r["final_patch"] for r in plain]
+        assert [r["Y"] for r in rows] == [r["Y"] for r in plain] == [resolved] * samples
+        assert len(records) == samples
+        for record in records:
+            assert record["bugs"] == 2 and record["split"] == "train"
+            assert record["eligible_blocks"] == eligible and record["Y"] == resolved
+            if eligible == 2:  # the selected fix reverted: the other bug's fix alone is left
+                left = {round(utility(both) - utility(only_add), 9)}
+                left |= {round(utility(both) - utility(only_mul), 9)}
+                assert record["D"] in left and record["D"] > 0
+            else:  # the one fix reverted: the original tree
+                assert record["D"] == round(utility(only_add) - utility(task.files), 9) > 0
+        figures = credit_figures(records)
+        assert figures["multi_bug_share_two_or_more_eligible_blocks"] == (eligible >= 2)
+        assert figures["multi_bug_share_D_positive"] == 1.0

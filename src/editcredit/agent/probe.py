@@ -15,7 +15,7 @@ from editcredit.agent.reward import terminal_reward
 from editcredit.agent.rollout import Episode, RolloutConfig, run_episodes
 from editcredit.agent.trajectory import cut_episode, episode_blocks, trajectory_row
 from editcredit.data.task import Task
-from editcredit.grading.grader import grade_patch
+from editcredit.grading.grader import GradingReport, grade_patch
 from editcredit.policy.chat import ChatTemplate
 from editcredit.policy.generation import Generator
 
@@ -37,6 +37,50 @@ def rollout_and_grade(
     """``samples`` episodes per task, each in a fresh environment of ``make_env``, final
     patches graded with the utility weights of ``grading_cfg`` (config ``grading``); one
     trajectory row each."""
+    args = (tasks, samples, key_prefix, sandbox, generator, chat, rollout, make_env, seed)
+    played = _play(*args, reward_cfg, grading_cfg, workers, query_credit=False)
+    return [row for row, _ in played]
+
+
+def rollout_grade_and_query(
+    tasks: list[Task],
+    samples: int,
+    key_prefix: str,
+    sandbox,
+    generator: Generator,
+    chat: ChatTemplate,
+    rollout: RolloutConfig,
+    make_env: EnvironmentMaker,
+    seed: int,
+    reward_cfg: Mapping[str, float],
+    grading_cfg: Mapping[str, float],
+    workers: int,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """:func:`rollout_and_grade`'s rows, and for each episode the record of
+    :func:`located_credit`: its eligible blocks, cut as training cuts them (the environment's
+    ``try_scope``), and the D of its score-blind selected block (the counterfactual graded in
+    ``sandbox``), with the task's split."""
+    args = (tasks, samples, key_prefix, sandbox, generator, chat, rollout, make_env, seed)
+    played = _play(*args, reward_cfg, grading_cfg, workers, query_credit=True)
+    return [row for row, _ in played], [cast(dict[str, Any], rec) for _, rec in played]
+
+
+def _play(
+    tasks: list[Task],
+    samples: int,
+    key_prefix: str,
+    sandbox,
+    generator: Generator,
+    chat: ChatTemplate,
+    rollout: RolloutConfig,
+    make_env: EnvironmentMaker,
+    seed: int,
+    reward_cfg: Mapping[str, float],
+    grading_cfg: Mapping[str, float],
+    workers: int,
+    *,
+    query_credit: bool,
+) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
     jobs = [(t, f"{key_prefix}:{t.instance_id}:{i}") for t in tasks for i in range(samples)]
     episodes = run_episodes(
         jobs,
@@ -49,7 +93,7 @@ def rollout_and_grade(
         progress=f"{key_prefix}: {len(jobs)} episodes, turns",
     )
 
-    def finish(episode: Episode) -> dict[str, Any]:
+    def finish(episode: Episode) -> tuple[dict[str, Any], dict[str, Any] | None]:
         report = grade_patch(
             episode.task,
             episode.env.final_patch(),
@@ -62,7 +106,12 @@ def rollout_and_grade(
             report, fmt, reward_cfg["format_penalty"], reward_cfg["regression_penalty"]
         )
         # the rows are handed on as plain mappings (probe_figures, the pool's screen)
-        return cast(dict[str, Any], trajectory_row(episode, report, reward))
+        row = cast(dict[str, Any], trajectory_row(episode, report, reward))
+        if not query_credit:
+            return row, None
+        task, env = episode.task, episode.env
+        record = located_credit(task, env, episode.rollout_key, sandbox, grading_cfg, report)
+        return row, {**record, "split": task.split}
 
     with ThreadPoolExecutor(workers) as ex:
         graded = ex.map(finish, episodes)
@@ -128,21 +177,32 @@ def _count(values) -> dict[str, int]:
     return dict(out)
 
 
-__all__ = ["episode_blocks", "probe_figures", "rollout_and_grade"]
+__all__ = ["episode_blocks", "probe_figures", "rollout_and_grade", "rollout_grade_and_query"]
 
 
-def located_credit(task: Task, env, rollout_key: str, sandbox, grading_cfg) -> dict[str, Any]:
-    """The edit blocks of one finished episode under ``agent.try_scope: function``, cut by
-    region (every seed function's lines) by :func:`editcredit.agent.trajectory.cut_episode`,
-    the cut training uses, and the credit of its score-blind selected block:
+def located_credit(
+    task: Task,
+    env,
+    rollout_key: str,
+    sandbox,
+    grading_cfg,
+    final: GradingReport | None = None,
+    located: bool | None = None,
+) -> dict[str, Any]:
+    """The edit blocks of one finished episode, cut by
+    :func:`editcredit.agent.trajectory.cut_episode` as training cuts them (by region, every
+    seed function's lines, under ``agent.try_scope: function``; ``located`` overrides the
+    environment's scope), and the credit of its score-blind selected block:
     ``D = U(final) - U(counterfactual)``, both graded with the weights of ``grading_cfg``
-    (None when a grading is unavailable)."""
+    (None when a grading is unavailable); ``final`` is the final patch's report where it is
+    already graded."""
     from editcredit.sandbox.patches import diff_trees
 
-    cut = cut_episode(task, env, rollout_key, located=True)
+    cut = cut_episode(task, env, rollout_key, located=located)
     blocks, selected = cut.blocks, cut.selected
     weights = float(grading_cfg["f_weight"]), float(grading_cfg["g_weight"])
-    final = grade_patch(task, env.final_patch(), sandbox, *weights)
+    if final is None:
+        final = grade_patch(task, env.final_patch(), sandbox, *weights)
     d = None
     if selected is not None:
         tree = cut.counterfactual(env.tree, env.store)

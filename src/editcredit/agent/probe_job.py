@@ -11,7 +11,7 @@ from typing import Any, cast
 import torch
 
 from editcredit.agent.environments import environment_factory
-from editcredit.agent.probe import probe_figures, rollout_and_grade
+from editcredit.agent.probe import credit_figures, probe_figures, rollout_grade_and_query
 from editcredit.agent.rollout import RolloutConfig
 from editcredit.agent.trajectory import TrajectoryRow, write_trajectories
 from editcredit.data.freeze import load_tasks
@@ -26,7 +26,9 @@ from editcredit.sandbox.pool import SandboxPool
 
 #: What a base policy worth training shows: it solves bugs in functions it never saw (dev and
 #: holdout), leaves variance inside groups of new tasks for RL, writes well-formed actions and
-#: multi-block trajectories for the credit. Choices are tuned on train and dev, never holdout.
+#: multi-block trajectories for the credit, and on multi-bug tasks final patches of 2 or more
+#: eligible blocks (a target judged only where the suite has multi-bug tasks). Choices are tuned
+#: on train and dev, never holdout.
 TARGETS = {
     "train_pass_at_1": (0.40, 0.85),
     "dev_pass_at_1": (0.20, 1.0),
@@ -34,6 +36,7 @@ TARGETS = {
     "holdout_share_groups_with_reward_variance": (0.5, 1.0),
     "format_error_rate": (0.0, 0.05),
     "share_two_or_more_edit_blocks": (1 / 3, 1.0),
+    "multi_bug_share_two_or_more_eligible_blocks": (0.40, 1.0),
 }
 
 
@@ -80,7 +83,7 @@ def probe_job(
         store = study_report_store(sandbox_cfg)
         pool = GradingMemo(shared, store=store)  # each distinct grading once per study
         common = (pool, generator, chat, rollout, make_env)
-        train_rows = rollout_and_grade(
+        train_rows, train_credit = rollout_grade_and_query(
             train,
             int(probe.train_samples),
             "probe-train",
@@ -90,7 +93,7 @@ def probe_job(
             grading_cfg,
             workers,
         )
-        dev_rows = rollout_and_grade(
+        dev_rows, dev_credit = rollout_grade_and_query(
             dev,
             int(probe.dev_samples),
             "probe-dev",
@@ -100,7 +103,7 @@ def probe_job(
             grading_cfg,
             workers,
         )
-        holdout_rows = rollout_and_grade(
+        holdout_rows, holdout_credit = rollout_grade_and_query(
             holdout,
             int(probe.holdout_samples),
             "probe-holdout",
@@ -111,8 +114,27 @@ def probe_job(
             workers,
         )
     figures = probe_figures(train_rows, holdout_rows, dev_rows)
+    # the credit's view of the same episodes: eligible blocks per final patch and the sign of
+    # each selected block's D, over every split, then train and dev (what choices are tuned on)
+    # apart from the holdout
+    everything = train_credit + dev_credit + holdout_credit
+    figures.update(
+        {
+            "multi_bug_share_two_or_more_eligible_blocks": credit_figures(everything)[
+                "multi_bug_share_two_or_more_eligible_blocks"
+            ],
+            "credit": {
+                "all": credit_figures(everything),
+                "train_dev": credit_figures(train_credit + dev_credit),
+                "holdout": credit_figures(holdout_credit),
+            },
+        }
+    )
+    # a figure without trajectories to judge (e.g. multi-bug shares on a single-bug suite) is
+    # neither met nor missed
     checks = {
-        k: (figures[k] is not None and lo <= figures[k] <= hi) for k, (lo, hi) in TARGETS.items()
+        k: None if figures[k] is None else bool(lo <= figures[k] <= hi)
+        for k, (lo, hi) in TARGETS.items()
     }
     result = {
         "model": Path(model_dir).name,
