@@ -35,9 +35,11 @@ Pure functions of texts and task records: no sandbox, no grades.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import pyarrow as pa
 
@@ -137,6 +139,18 @@ def definitions(text: str | None, names: Sequence[str]) -> tuple[str | None, ...
     or does not parse."""
     if text is None:
         return None
+    found = _top_level(text)
+    if found is None:
+        return None
+    return tuple(found.get(name) for name in names)
+
+
+@functools.lru_cache(maxsize=512)
+def _top_level(text: str) -> Mapping[str, str] | None:
+    """Name -> ``ast.dump`` of each top-level definition of ``text`` and ``<module>`` -> the
+    rest; None when it does not parse. Cached by text: a worker labels the same few texts (a
+    task's tree, its candidates' trees) for every block of every rollout, each against every
+    observed mutant of the suite."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
@@ -149,7 +163,7 @@ def definitions(text: str | None, names: Sequence[str]) -> tuple[str | None, ...
         else:
             rest.append(node)
     defs[_MODULE] = ast.dump(ast.Module(body=rest, type_ignores=[]))
-    return tuple(defs.get(name) for name in names)
+    return MappingProxyType(defs)
 
 
 def changed_definitions(before: str, after: str) -> tuple[str, ...]:
@@ -162,9 +176,11 @@ def changed_definitions(before: str, after: str) -> tuple[str, ...]:
 
 
 def _names(text: str) -> set[str]:
-    body = ast.parse(text).body
-    kinds = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
-    return {n.name for n in body if isinstance(n, kinds)} | {_MODULE}
+    found = _top_level(text)
+    if found is None:
+        ast.parse(text)  # raises what the text does not parse with
+    assert found is not None
+    return set(found)
 
 
 def apply_patch(files: Mapping[str, str], patch: str) -> dict[str, str]:
