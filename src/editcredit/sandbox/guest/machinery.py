@@ -119,8 +119,12 @@ def _resolve(module: str, path: str):
 
 
 def _code_of(obj):
-    if type(obj) is types.FunctionType:  # the common case, without failing lookups
+    if type(obj) is types.FunctionType:  # the common cases, without failing lookups
         return obj.__code__
+    if type(obj) is types.MethodType:  # its function (a read-only slot), unless that has an
+        func = obj.__func__  # ``fget`` of its own (which the lookups below would follow)
+        if type(func) is types.FunctionType and "fget" not in func.__dict__:
+            return func.__code__
     if obj is _ABSENT or isinstance(obj, type):
         return None
     func = getattr(obj, "__func__", obj)
@@ -186,10 +190,26 @@ def changes(before: dict, extra: "dict | None" = None) -> "list[str]":
     """Guarded names whose object (or its code) is no longer the one snapshotted.
 
     Each object is resolved as :func:`_resolve` does and its code read as :func:`_code_of`
-    does, inline: this runs at every phase report of every test."""
+    does: this runs at every phase report of every test. Once a check has found nothing
+    changed, the places it read are kept as a :class:`_Probe`; while every one of them still
+    holds the object it held, the answer is the same and only the keys the probe cannot
+    cover are resolved again (any difference: every key is resolved as before)."""
+    plan = _plan(before)
+    entry = _PROBES.get((id(before), id(extra)))
+    if entry is not None and entry[0] is before and entry[1] is extra and entry[2].holds():
+        return _changes(entry[2].slow, None)
+    out = _changes(plan, extra)
+    if not out:
+        probe = _Probe.of(plan, extra)
+        if probe is not None:
+            _PROBES[(id(before), id(extra))] = (before, extra, probe)
+    return out
+
+
+def _changes(plan: tuple, extra: "dict | None") -> "list[str]":
     out = []
     modules = sys.modules
-    for key, module, names, obj, code in _plan(before):
+    for key, module, names, obj, code in plan:
         now = modules.get(module)
         if now is None:
             now = _ABSENT
@@ -218,6 +238,173 @@ def changes(before: dict, extra: "dict | None" = None) -> "list[str]":
         if _code_of(obj) is not code:
             out.append(key)
     return out
+
+
+#: (id(snapshot), id(extra)) -> (the snapshot, the extra entries, their :class:`_Probe`); the
+#: entry holds both, so their ids are not reused while it lives.
+_PROBES: dict = {}
+_operator = __import__("operator")
+_call = getattr(_operator, "call", None) or (lambda f, *a: f(*a))  # operator.call: 3.11+
+_is = _operator.is_
+_repeat = __import__("itertools").repeat
+_MRO = type.__dict__["__mro__"].__get__  # a type's own slot: no metaclass code runs
+_FUNCTION_CODE = _FUNCTION.__dict__["__code__"].__get__
+_WRAPPERS = (classmethod, staticmethod)
+
+
+class _Probe:
+    """The places a check that found nothing changed read, each with what it held then.
+
+    Built from the current state right after :func:`_changes` found every guarded object to
+    be the snapshot's, by walking each key as :func:`_changes` does: the ``sys.modules``
+    entry, the module's dict entry, the class's ``__mro__`` and each class dict up to the one
+    holding the name, and the code of the function found (or of the function a property,
+    classmethod or staticmethod holds). Objects are held, not their ids. Only plain modules
+    (``types.ModuleType``) and classes whose metaclass is ``type`` are walked this way: their
+    ``__dict__`` and ``__mro__`` are the interpreter's own slots, fixed for the object's life,
+    and their type is checked too. A key through anything else (a metaclass of Python code,
+    an object of another kind) stays in :attr:`slow`, resolved at every check. :meth:`holds`
+    compares every place by identity at C speed; where it says so, :func:`_changes` would
+    find what it found when the probe was built: nothing changed, but for the slow keys."""
+
+    __slots__ = (
+        "typed",
+        "types",
+        "classes",
+        "mros",
+        "reads",
+        "names",
+        "held",
+        "coded",
+        "codes",
+        "extra",
+        "extra_values",
+        "slow",
+    )
+
+    @classmethod
+    def of(cls, plan: tuple, extra: "dict | None") -> "_Probe | None":
+        typed, types_, classes, mros, reads, names, held = [], [], [], [], [], [], []
+        coded, codes, slow = [], [], []
+        modules = sys.modules
+
+        seen: dict = {}  # each place read once: (id of its owner, name) or id of its object
+
+        def read(owner, space, name):
+            value = space.get(name, _ABSENT)
+            if (id(owner), name) not in seen:
+                seen[id(owner), name] = owner
+                reads.append(space.get)
+                names.append(name)
+                held.append(value)
+            return value
+
+        def of_module(module) -> None:
+            if id(module) not in seen:
+                seen[id(module)] = module
+                typed.append(module)
+                types_.append(types.ModuleType)
+
+        def of_class(klass) -> bool:
+            """Probes that ``klass.__mro__`` and ``klass.__dict__`` read the type's own slots:
+            its metaclass, and that no class of the metaclass's MRO but ``type`` and
+            ``object`` defines an attribute hook; False where one does (walk it slowly)."""
+            if id(klass) in seen:
+                return seen[id(klass), "plain"]
+            seen[id(klass)] = klass
+            meta = type(klass)
+            typed.append(klass)
+            types_.append(meta)
+            classes.append(klass)
+            mros.append(klass.__mro__)
+            plain = meta is type or (
+                of_class(meta)
+                and all(
+                    read(m, m.__dict__, hook) is _ABSENT
+                    for m in meta.__mro__
+                    if m is not type and m is not object
+                    for hook in ATTRIBUTE_HOOKS
+                )
+            )
+            seen[id(klass), "plain"] = plain
+            return plain
+
+        read(sys, sys.__dict__, "modules")
+        for entry in plan:
+            _key, module, path, obj, _code = entry
+            now = read(modules, modules, module)
+            walked = True
+            for name in path:
+                if now is _ABSENT:
+                    break
+                if isinstance(now, type):  # a class: its MRO, then its classes' dicts
+                    if not (of_class(now) and all(map(of_class, now.__mro__))):
+                        walked = False
+                        break
+                    found = _ABSENT
+                    for klass in now.__mro__:
+                        found = read(klass, klass.__dict__, name)
+                        if found is not _ABSENT:
+                            break
+                    now = found
+                elif type(now) is types.ModuleType:
+                    of_module(now)
+                    now = read(now, now.__dict__, name)
+                else:
+                    walked = False
+                    break
+            if not walked:
+                slow.append(entry)
+                continue
+            if now is not obj:
+                return None  # not the snapshot's state: no probe
+            func = now.__func__ if type(now) in _WRAPPERS else now
+            func = func.fget if type(func) is property else func
+            if type(func) is _FUNCTION:
+                coded.append(func)
+                codes.append(func.__code__)
+            elif not (now is _ABSENT or isinstance(now, type) or type(now) in _NO_CODE):
+                slow.append(entry)  # another kind of object: its code is read as before
+        for obj, code in (extra or {}).values():
+            if type(obj) is not _FUNCTION:
+                return None
+            coded.append(obj)
+            codes.append(code)
+        self = cls()
+        self.typed, self.types = tuple(typed), tuple(types_)
+        self.classes, self.mros = tuple(classes), tuple(mros)
+        self.reads, self.names, self.held = tuple(reads), tuple(names), tuple(held)
+        self.coded, self.codes, self.slow = tuple(coded), tuple(codes), tuple(slow)
+        self.extra = extra
+        self.extra_values = tuple((extra or {}).values())
+        return self
+
+    def holds(self) -> bool:
+        """Does every place still hold what it held (compared by identity, never ``==``)?"""
+        extra = self.extra or {}
+        return (
+            all(map(_is, map(type, self.typed), self.types))
+            and all(map(_is, map(_MRO, self.classes), self.mros))
+            and all(map(_is, map(_call, self.reads, self.names, _repeat(_ABSENT)), self.held))
+            and all(map(_is, map(_FUNCTION_CODE, self.coded), self.codes))
+            and len(extra) == len(self.extra_values)
+            and all(map(_is, extra.values(), self.extra_values))
+        )
+
+
+#: Objects with no code of their own whose type lets nothing be set on them (``_code_of`` is
+#: None for them, always).
+_NO_CODE = (
+    types.BuiltinFunctionType,
+    type(object.__init__),  # a slot wrapper (types.WrapperDescriptorType: 3.7+)
+    type(object().__str__),  # a method-wrapper
+    type(str.join),  # a method descriptor
+    type(dict.__dict__["fromkeys"]),  # a classmethod descriptor
+    types.GetSetDescriptorType,
+    types.MemberDescriptorType,
+)
+#: What a metaclass could define to answer ``klass.__mro__`` or ``klass.__dict__`` itself.
+ATTRIBUTE_HOOKS = ("__getattribute__", "__mro__", "__dict__")
 
 
 def tracing(patched: "frozenset[str]") -> "list[str]":
@@ -271,8 +458,107 @@ def manager_changes(config, before: dict) -> "list[str]":
 def hook_changes(before: dict, config, patched: "frozenset[str]") -> "list[str]":
     """Since configuration (before any task code): a hook caller replaced, an implementation
     removed or its function (or code) swapped, or one added from a file the patch changed.
-    (An implementation added by the suite's own code, e.g. a test's plugin, is the task's.)"""
+    (An implementation added by the suite's own code, e.g. a test's plugin, is the task's.)
+
+    The answer depends only on what is read from the hooks: each hook's caller, its
+    implementations, their plugins, functions and code. A :class:`_HookProbe` keeps what the
+    last full check read and its answer; while every read gives the same objects, the answer
+    is the same (any difference: the full check again)."""
     hook = config.pluginmanager.hook
+    key = (id(before), id(config), id(patched))
+    entry = _HOOK_PROBES.get(key)
+    if entry is not None and entry[0] is before and entry[1] is config and entry[2] is patched:
+        found = entry[3].answer(hook) if entry[3] is not None else None
+        if found is not None:
+            return list(found)
+    out = _hook_changes(before, hook, patched)
+    _HOOK_PROBES[key] = (before, config, patched, _HookProbe.of(before, hook, out))
+    return out
+
+
+#: (id(snapshot), id(config), id(patched)) -> (them, their :class:`_HookProbe` or None)
+_HOOK_PROBES: dict = {}
+_GET_HOOKIMPLS = _operator.methodcaller("get_hookimpls")
+_IMPL_FUNCTION = _operator.attrgetter("function")
+_IMPL_PLUGIN = _operator.attrgetter("plugin")
+_chain = __import__("itertools").chain.from_iterable
+
+
+class _HookProbe:
+    """What :func:`_hook_changes` read (the guarded hooks' callers, each caller's
+    implementations in order, their plugins and functions, each function's code: its own,
+    or a bound method's function's, whose ``fget`` lookup must still find nothing) and what
+    it answered. :meth:`answer` reads the same places the same way (``getattr`` on the hook
+    relay, the caller's ``get_hookimpls()``, the implementations' attributes) and compares
+    by identity at C speed; None where anything differs."""
+
+    __slots__ = (
+        "names",
+        "callers",
+        "lengths",
+        "impls",
+        "functions",
+        "plugins",
+        "inner",
+        "codes",
+        "methods",
+        "found",
+    )
+
+    @classmethod
+    def of(cls, before: dict, hook, found: "list[str]") -> "_HookProbe | None":
+        self = cls()
+        self.names = tuple(before)
+        self.callers = tuple(getattr(hook, name, None) for name in self.names)
+        if any(caller is None for caller in self.callers):
+            return None
+        lists = [caller.get_hookimpls() for caller in self.callers]
+        self.lengths = tuple(map(len, lists))
+        self.impls = tuple(_chain(lists))
+        self.functions = tuple(impl.function for impl in self.impls)
+        self.plugins = tuple(impl.plugin for impl in self.impls)
+        inner, methods = [], []
+        for function in self.functions:
+            if type(function) is types.MethodType and type(function.__func__) is _FUNCTION:
+                methods.append(function.__func__)
+                if "fget" in function.__func__.__dict__:
+                    return None
+                inner.append(function.__func__)
+            elif type(function) is _FUNCTION:
+                inner.append(function)
+            else:
+                return None
+        self.inner, self.methods = tuple(inner), tuple(methods)
+        self.codes = tuple(map(_FUNCTION_CODE, self.inner))
+        self.found = tuple(found)
+        return self
+
+    def answer(self, hook) -> "tuple[str, ...] | None":
+        n = len(self.names)
+        callers = tuple(map(getattr, _repeat(hook, n), self.names, _repeat(None, n)))
+        if not all(map(_is, callers, self.callers)):
+            return None
+        lists = tuple(map(_GET_HOOKIMPLS, callers))
+        if tuple(map(len, lists)) != self.lengths:
+            return None
+        impls = tuple(_chain(lists))
+        same = (
+            all(map(_is, impls, self.impls))
+            and all(map(_is, map(_IMPL_FUNCTION, impls), self.functions))
+            and all(map(_is, map(_IMPL_PLUGIN, impls), self.plugins))
+            and all(map(_is, map(_FUNCTION_CODE, self.inner), self.codes))
+            and all(
+                map(
+                    _is,
+                    map(getattr, self.methods, _repeat("fget"), _repeat(_ABSENT)),
+                    _repeat(_ABSENT),
+                )
+            )
+        )
+        return self.found if same else None
+
+
+def _hook_changes(before: dict, hook, patched: "frozenset[str]") -> "list[str]":
     out, foreign = [], []
     for name, (caller, impls) in before.items():
         cur_caller = getattr(hook, name, None)
@@ -290,7 +576,7 @@ def hook_changes(before: dict, config, patched: "frozenset[str]") -> "list[str]"
             and last[0] is impls
             and last[1] is patched
             and len(cur_impls) == len(last[2])
-            and all(map(_same_impl, cur_impls, last[2]))
+            and _all_same(cur_impls, last[2])
         ):
             removed, found = last[3], last[4]
         else:
