@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib.util
 import json
 import os
 import subprocess
@@ -15,20 +14,13 @@ import types
 from pathlib import Path
 
 import pytest
+from guestfactory import FakeCaller, FakeImpl, guest_module
 
 from editcredit.data.task import Task
 from editcredit.sandbox.base import GUEST_DIR
 from editcredit.sandbox.runners import id_labels, matches, sympy_parts
 
-
-def _guest(name: str):
-    spec = importlib.util.spec_from_file_location(f"guest_{name}", GUEST_DIR / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-machinery = _guest("machinery")
+machinery = guest_module("machinery")
 HERE = os.path.realpath(__file__)
 
 
@@ -290,33 +282,20 @@ def test_the_warm_servers_plugin_search_still_leaves_out_what_the_patch_touched(
     assert out["found_once"] == 1
 
 
-class _Impl:
-    def __init__(self, plugin, function):
-        self.plugin, self.function = plugin, function
-
-
-class _Caller:
-    def __init__(self, impls):
-        self.impls = impls
-
-    def get_hookimpls(self):
-        return list(self.impls)
-
-
 def _late():
     return 2
 
 
 def test_a_late_hook_implementation_is_judged_once_and_again_when_it_changes():
     plugin, late_plugin = object(), object()
-    caller = _Caller([_Impl(plugin, target)])
+    caller = FakeCaller([FakeImpl(plugin, target)])
     config = types.SimpleNamespace(
         pluginmanager=types.SimpleNamespace(
             hook=types.SimpleNamespace(pytest_runtest_logreport=caller)
         )
     )
     snap = machinery.hook_impls(config)
-    caller.impls.append(_Impl(late_plugin, _late))  # registered after the snapshot
+    caller.impls.append(FakeImpl(late_plugin, _late))  # registered after the snapshot
     assert machinery.hook_changes(snap, config, NONE) == []
     assert machinery.hook_changes(snap, config, NONE) == []  # the judged implementations
     namespace: dict = {}

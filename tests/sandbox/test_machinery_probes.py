@@ -9,24 +9,14 @@ full check's, and to name the change; undone, both say nothing changed again.
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 import types
 from types import SimpleNamespace
 
 import pytest
+from guestfactory import FakeCaller, FakeImpl, guest_module
 
-from editcredit.sandbox.base import GUEST_DIR
-
-
-def _guest(name: str):
-    spec = importlib.util.spec_from_file_location(f"guest_{name}_probes", GUEST_DIR / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-machinery = _guest("machinery")
+machinery = guest_module("machinery", "guest_machinery_probes")
 MOD = "editcredit_probe_world"
 
 
@@ -224,19 +214,6 @@ def test_the_probe_checks_the_extra_entries(world):
 # -- the reporting hooks ------------------------------------------------------------------------
 
 
-class _Impl:
-    def __init__(self, plugin, function):
-        self.plugin, self.function = plugin, function
-
-
-class _Caller:
-    def __init__(self, impls):
-        self.impls = impls
-
-    def get_hookimpls(self):
-        return list(self.impls)
-
-
 class _Plugin:
     def pytest_runtest_logreport(self, report):
         return None
@@ -249,7 +226,9 @@ def _hooks():
         return None
 
     callers = {
-        name: _Caller([_Impl(module_plugin, impl), _Impl(plugin, plugin.pytest_runtest_logreport)])
+        name: FakeCaller(
+            [FakeImpl(module_plugin, impl), FakeImpl(plugin, plugin.pytest_runtest_logreport)]
+        )
         for name in machinery.GUARDED_HOOKS
     }
     config = SimpleNamespace(pluginmanager=SimpleNamespace(hook=SimpleNamespace(**callers)))
@@ -265,7 +244,7 @@ def _patched_function():
 HOOK_CHANGES = [
     (
         "caller replaced",
-        lambda c, cs, p: _set(c.pluginmanager.hook, "pytest_runtest_call", _Caller([])),
+        lambda c, cs, p: _set(c.pluginmanager.hook, "pytest_runtest_call", FakeCaller([])),
     ),
     ("implementation removed", lambda c, cs, p: _pop(cs["pytest_runtest_logreport"].impls)),
     (
@@ -295,7 +274,7 @@ HOOK_CHANGES = [
     (
         "implementation added from a changed file",
         lambda c, cs, p: _push(
-            cs["pytest_runtest_makereport"].impls, _Impl(object(), _patched_function())
+            cs["pytest_runtest_makereport"].impls, FakeImpl(object(), _patched_function())
         ),
     ),
 ]
