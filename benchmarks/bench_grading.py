@@ -1,12 +1,14 @@
-"""Grading throughput through the docker backend: warm sandboxes vs a fresh container each.
+"""Grading throughput: warm sandboxes vs a fresh container (or process) each.
 
-The anchor is a fresh container per grading, as SWE-bench's harness does. Both modes grade
-the same tasks (gold patches of the frozen minibugs suite) with the same number of parallel
-workers, in one run. Usage::
+The anchor is a fresh container per grading, as SWE-bench's harness does (``--backend
+local``: a fresh runner process per grading, ``sandbox.local_mode: fresh``, against the local
+backend's warm server). Both modes grade the same tasks (gold patches of the frozen minibugs
+suite) with the same number of parallel workers, in one run. Usage::
 
-    python benchmarks/bench_grading.py [--tasks 40] [--workers 2]
+    python benchmarks/bench_grading.py [--tasks 40] [--workers 2] [--backend docker|local]
 
-Prints gradings per second for both and the ratio; writes benchmarks/out/grading.json.
+Prints gradings per second for both and the ratio; writes benchmarks/out/grading.json
+(``grading_local.json`` for the local backend).
 """
 
 from __future__ import annotations
@@ -27,9 +29,9 @@ _GRADING = load_config(ROOT / "config" / "config.yaml")["grading"]
 WEIGHTS = (float(_GRADING["f_weight"]), float(_GRADING["g_weight"]))
 
 
-def throughput(mode: str, tasks, workers: int, sandbox_cfg: dict) -> dict:
-    cfg = {**sandbox_cfg, "docker_mode": mode}
-    with SandboxPool("docker", cfg, workers) as pool:
+def throughput(mode: str, tasks, workers: int, sandbox_cfg: dict, backend: str = "docker") -> dict:
+    cfg = {**sandbox_cfg, f"{backend}_mode": mode}
+    with SandboxPool(backend, cfg, workers) as pool:
         pool.map(lambda box, t: grade_patch(t, t.patch, box, *WEIGHTS), tasks[:workers])  # warm-up
         start = time.perf_counter()
         reports = pool.map(lambda box, t: grade_patch(t, t.patch, box, *WEIGHTS), tasks)
@@ -50,18 +52,21 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=40)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--suite", default="minibugs")
+    parser.add_argument("--backend", choices=("docker", "local"), default="docker")
     args = parser.parse_args()
     config = load_config(ROOT / "config" / "config.yaml")
     tasks = load_tasks(ROOT / "data" / "frozen" / args.suite / "tasks.parquet")[: args.tasks]
-    fresh = throughput("fresh", tasks, args.workers, config["sandbox"])
-    warm = throughput("warm", tasks, args.workers, config["sandbox"])
+    fresh = throughput("fresh", tasks, args.workers, config["sandbox"], args.backend)
+    warm = throughput("warm", tasks, args.workers, config["sandbox"], args.backend)
     result = {
         "anchor_fresh_container": fresh,
         "warm_sandbox": warm,
         "workers": args.workers,
+        "backend": args.backend,
         "ratio": round(warm["per_second"] / fresh["per_second"], 2),
     }
-    out = ROOT / "benchmarks" / "out" / "grading.json"
+    name = "grading.json" if args.backend == "docker" else f"grading_{args.backend}.json"
+    out = ROOT / "benchmarks" / "out" / name
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))

@@ -107,6 +107,7 @@ class SandboxSettings(Section):
     debian_suite: str
     debian_mirror: str
     docker_mode: str
+    local_mode: str
     workers: int
     expert_workers: int
     eval_workers: int

@@ -253,7 +253,7 @@ def test_a_loop_is_told_by_its_cpu_seconds_a_wait_by_the_wall_clock(
 
     task, patch = _calc_with_add(body)
     settings = limit_settings({"floor_s": 4.0, "cpu_floor_s": cpu_floor_s, "measure_gold": False})
-    with LocalSandbox(timeout_factor=1.0, limits=settings) as box:
+    with LocalSandbox(timeout_factor=1.0, limits=settings, mode="warm") as box:
         report = grade_patch(task, patch, box, *WEIGHTS)
     assert report.verdict == "valid_0", report.reason
     assert report.tests["test_calc.py::test_add"]["status"] == "timeout"

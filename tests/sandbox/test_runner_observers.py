@@ -236,7 +236,7 @@ def test_a_test_past_its_own_limit_is_a_reproduced_timeout():
     spins, fast = f"test_spins ({M}.Loops)", f"test_fast ({M}.Loops)"
     task = unittest_task(LOOPS, [spins], [fast])
     settings = limit_settings({"floor_s": 1.0, "measure_gold": False})
-    with LocalSandbox(timeout_factor=1.0, limits=settings) as box:
+    with LocalSandbox(timeout_factor=1.0, limits=settings, mode="warm") as box:
         report = grade_tree(task, "", box, *WEIGHTS)
     assert report.verdict == "valid_0", report.reason
     assert {i: t["status"] for i, t in report.tests.items()} == {spins: "timeout", fast: "passed"}
@@ -526,7 +526,7 @@ def test_the_guest_observes_the_same_on_older_and_newer_interpreters(name, monke
 
     monkeypatch.setattr(sys, "executable", _interpreter(name))
     ids = list(WANT)
-    with LocalSandbox(timeout_factor=1.0, limits=limit_settings(None)) as box:
+    with LocalSandbox(timeout_factor=1.0, limits=limit_settings(None), mode="warm") as box:
         report = grade_tree(unittest_task(UNITTEST_EDGES, ids[:1], ids[1:]), "", box, *WEIGHTS)
         assert {i: t["status"] for i, t in report.tests.items()} == WANT
         assert report.sandbox.observations.finished and report.tampering is False

@@ -24,8 +24,6 @@ import os
 import shutil
 import stat
 import tempfile
-import time
-import uuid
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -43,6 +41,7 @@ from editcredit.sandbox.base import (
 )
 from editcredit.sandbox.limits import GoldTimesBook, LimitSettings
 from editcredit.sandbox.owners import list_labelled, owned_labels, reap_once
+from editcredit.sandbox.spool import MARGIN_S, make_spool, run_on_server, wait_ready
 from editcredit.sandbox.workspace import PatchOutcome, materialize_from_base
 
 if TYPE_CHECKING:
@@ -51,9 +50,6 @@ if TYPE_CHECKING:
 LABEL = "editcredit.sandbox"
 SANDBOX_UID = 65534
 START_TIMEOUT_S = 60.0
-MARGIN_S = 15.0
-POLL_S = 0.002
-LIVENESS_S = 0.5
 
 
 def docker_client():
@@ -113,9 +109,7 @@ class DockerSandbox(Sandbox):
             "memswap_limit": mem_limit,
             "pids_limit": pids_limit,
         }
-        (spool / "jobs").mkdir()
-        (spool / "requests").mkdir()
-        (spool / "control").mkdir()
+        make_spool(spool)
         _chmod(spool, 0o755)
         _chmod(spool / "jobs", 0o755)
         _chmod(spool / "requests", 0o777)
@@ -160,13 +154,10 @@ class DockerSandbox(Sandbox):
         self._finalizer = weakref.finalize(
             self, _cleanup, self._client, [self._server.id], self._spool
         )
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while not ready.exists():
-            if time.monotonic() > deadline or not self._alive(self._server):
-                logs = self._server.logs(tail=20).decode(errors="replace")
-                self.close()
-                raise SandboxError(f"sandbox server in {self.image!r} did not start: {logs}")
-            time.sleep(0.01)
+        if not wait_ready(self._spool, lambda: self._alive(self._server), START_TIMEOUT_S):
+            logs = self._server.logs(tail=20).decode(errors="replace")
+            self.close()
+            raise SandboxError(f"sandbox server in {self.image!r} did not start: {logs}")
 
     def _alive(self, container) -> bool:
         try:
@@ -226,29 +217,14 @@ class DockerSandbox(Sandbox):
     def _run_warm(self, request: RunRequest) -> RunResult:
         if self._server is None:
             self._start_server()
-        name = f"{time.monotonic_ns():020d}-{uuid.uuid4().hex}.json"
-        tmp = self._spool / "requests" / (name + ".part")
-        tmp.write_text(json.dumps(self._guest_request(request)))
-        os.replace(tmp, self._spool / "requests" / name)
-        done = request.out_dir / "done.json"
-        deadline = time.monotonic() + request.wait_s + MARGIN_S
-        next_check = time.monotonic() + LIVENESS_S
-        while not done.exists():
-            now = time.monotonic()
-            if now > deadline:
-                self._restart()
-                return RunResult("sandbox_died", None, "grading server did not answer in time")
-            if now > next_check:
-                next_check = now + LIVENESS_S
-                if not self._alive(self._server):
-                    picked_up = not (self._spool / "requests" / name).exists()
-                    self._restart()
-                    if not picked_up:  # the request never ran: submit it to the new server
-                        (self._spool / "requests" / name).unlink(missing_ok=True)
-                        return self._run_warm(request)
-                    return RunResult("sandbox_died", None, "sandbox container exited")
-            time.sleep(POLL_S)
-        return result_from_out_dir(request.out_dir)
+        guest = self._guest_request(request)
+        return run_on_server(self._spool, guest, request.out_dir, request.wait_s, self)
+
+    def alive(self) -> bool:
+        return self._server is not None and self._alive(self._server)
+
+    def restart(self) -> None:
+        self._restart()
 
     def _run_fresh(
         self, request: RunRequest, image: str | None = None, workdir: str | None = None

@@ -33,5 +33,10 @@ def make_sandbox(
     if backend == "local":
         from editcredit.sandbox.local_backend import LocalSandbox
 
-        return LocalSandbox(timeout_factor=factor, limits=limits, gold_times=gold_times)
+        return LocalSandbox(
+            timeout_factor=factor,
+            limits=limits,
+            gold_times=gold_times,
+            mode=cfg["local_mode"],
+        )
     raise ValueError(f"unknown sandbox backend {backend!r}; choose one of {', '.join(BACKENDS)}")

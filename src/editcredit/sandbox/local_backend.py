@@ -2,14 +2,23 @@
 
 WEAKER than docker: the tests run as the calling user on the host's file system. It exists for
 machines without a docker daemon, and every report says so in its ``isolation`` field.
+
+Two modes (``sandbox.local_mode``), as the docker backend's: ``warm`` keeps one grading server
+(``runner.py serve``, under the same ``unshare``) per sandbox, which imports pytest once and
+forks a test process per grading; ``fresh`` starts ``runner.py once`` for each grading. The
+test process is a forked child of the runner in both, with the same environment and rlimits.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import subprocess
 import sys
+import tempfile
+import weakref
+from pathlib import Path
 
 from editcredit.sandbox.base import (
     GUEST_DIR,
@@ -17,11 +26,13 @@ from editcredit.sandbox.base import (
     RunRequest,
     RunResult,
     Sandbox,
+    SandboxError,
     result_from_out_dir,
 )
 from editcredit.sandbox.limits import GoldTimesBook, LimitSettings
+from editcredit.sandbox.spool import MARGIN_S, make_spool, run_on_server, wait_ready
 
-MARGIN_S = 15.0
+START_TIMEOUT_S = 60.0
 RLIMITS = {"RLIMIT_AS": 2 * 1024**3, "RLIMIT_FSIZE": 256 * 1024**2, "RLIMIT_CORE": 0}
 
 
@@ -46,33 +57,109 @@ class LocalSandbox(Sandbox):
         self,
         timeout_factor: float,
         limits: LimitSettings,
+        mode: str,
         gold_times: GoldTimesBook | None = None,
     ) -> None:
+        """``mode`` is ``sandbox.local_mode`` (``warm`` or ``fresh``; config/schema.yaml holds
+        its default)."""
+        if mode not in ("warm", "fresh"):
+            raise ValueError(f"unknown local sandbox mode {mode!r} (warm or fresh)")
         super().__init__(timeout_factor, None, limits, gold_times)
+        self.mode = mode
         self._prefix = _unshare_prefix()
         network = "no network (unshare)" if self._prefix else "NETWORK NOT ISOLATED"
         self.isolation = (
             f"local subprocess (weaker than docker): same user and file system, rlimits, {network}"
         )
+        self._env = dict(TEST_ENV)
+        self._env["PATH"] = f"{sys.prefix}/bin:" + self._env["PATH"]
+        self._spool: Path | None = None
+        self._server: subprocess.Popen | None = None
+        self._finalizer = None
+        if mode == "warm":
+            self._spool = Path(tempfile.mkdtemp(prefix="editcredit-local-spool-"))
+            make_spool(self._spool)
+            self._finalizer = weakref.finalize(self, _stop, None, self._spool)
+            self._start_server()
 
-    def _run(self, request: RunRequest) -> RunResult:
-        env = dict(TEST_ENV)
-        env["PATH"] = f"{sys.prefix}/bin:" + env["PATH"]
-        guest_request = {
+    def _guest_request(self, request: RunRequest) -> dict:
+        return {
             "workspace": str(request.workspace),
             "out_dir": str(request.out_dir),
             "tests": request.tests,
-            "env": env,
+            "env": self._env,
             "nonce": request.nonce,
             "timeout_s": request.timeout_s,
             "rlimits": RLIMITS,
             **request.guest_fields(),
         }
+
+    def _run(self, request: RunRequest) -> RunResult:
+        guest_request = self._guest_request(request)
+        if self._spool is not None:
+            if self._server is None:
+                self._start_server()
+            return run_on_server(self._spool, guest_request, request.out_dir, request.wait_s, self)
         req_path = request.out_dir.parent / "request.json"
         req_path.write_text(json.dumps(guest_request))
         cmd = [*self._prefix, sys.executable, str(GUEST_DIR / "runner.py"), "once", str(req_path)]
         try:
-            subprocess.run(cmd, env=env, capture_output=True, timeout=request.wait_s + MARGIN_S)
+            subprocess.run(
+                cmd, env=self._env, capture_output=True, timeout=request.wait_s + MARGIN_S
+            )
         except subprocess.TimeoutExpired:
             return RunResult("sandbox_died", None, "local runner did not finish in time")
         return result_from_out_dir(request.out_dir)
+
+    # -- the warm server ------------------------------------------------------------------
+    def _start_server(self) -> None:
+        spool = self._spool
+        (spool / "control" / "ready.json").unlink(missing_ok=True)
+        (spool / "control" / "stop").unlink(missing_ok=True)
+        log = open(spool / "control" / "server.log", "ab")  # noqa: SIM115 - the server's own
+        cmd = [*self._prefix, sys.executable, str(GUEST_DIR / "runner.py"), "serve", str(spool)]
+        self._server = subprocess.Popen(
+            cmd, env=self._env, stdin=subprocess.DEVNULL, stdout=log, stderr=log
+        )
+        log.close()
+        self._finalizer.detach()
+        self._finalizer = weakref.finalize(self, _stop, self._server, spool)
+        if not wait_ready(spool, self.alive, START_TIMEOUT_S):
+            tail = (spool / "control" / "server.log").read_text(errors="replace")[-2000:]
+            self.close()
+            raise SandboxError(f"local grading server did not start: {tail}")
+
+    def alive(self) -> bool:
+        return self._server is not None and self._server.poll() is None
+
+    def restart(self) -> None:
+        _kill(self._server)
+        self._server = None
+        self._start_server()
+
+    def close(self) -> None:
+        """Stop the warm server (it finishes no further request) and remove its spool."""
+        if self._finalizer is not None:
+            self._finalizer()
+        self._server = None
+
+
+def _kill(server: subprocess.Popen | None) -> None:
+    if server is None:
+        return
+    with contextlib.suppress(OSError):
+        server.kill()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        server.wait(timeout=10)
+
+
+def _stop(server: subprocess.Popen | None, spool: Path) -> None:
+    """Ask the server to stop, kill it if it has not within a few seconds, remove the spool."""
+    if server is not None and server.poll() is None:
+        with contextlib.suppress(OSError):
+            (spool / "control" / "stop").touch()
+        try:
+            server.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            _kill(server)
+    shutil.rmtree(spool, ignore_errors=True)

@@ -564,6 +564,10 @@ def warm_up() -> None:
     pytest imports lazily are loaded once here and inherited by every forked grading."""
     import tempfile
 
+    try:
+        _pytest()
+    except ImportError:  # an interpreter without pytest serves the other runners
+        return
     with tempfile.TemporaryDirectory(prefix="warmup-") as tmp:
         path = os.path.join(tmp, "test_editcredit_warmup.py")
         with open(path, "w", encoding="utf-8") as fh:

@@ -1,0 +1,88 @@
+"""The local backend's warm server grades as its fresh runner process does.
+
+``sandbox.local_mode: warm`` keeps one ``runner.py serve`` per sandbox and forks a test process
+per grading; ``fresh`` starts ``runner.py once`` per grading. The same patches (the gold fix,
+a patch that fixes nothing, report forgeries, loops in called code, a fixture and at import)
+get the same verdicts, reasons, tampering findings, per-test statuses and timeouts in both; a
+server that dies between gradings is started again and the next grading is not lost.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hostilefactory import forgery_patches, loop_patches, make_primes_task
+from taskfactory import CONFIG, WEIGHTS
+
+from editcredit.grading.grader import grade_patch
+from editcredit.sandbox.factory import make_sandbox
+from editcredit.sandbox.patches import diff_trees
+
+#: small floors keep the loops short; the mechanism is the same at the defaults
+LIMITS = {"floor_s": 1.5, "collect_floor_s": 3.0, "max_timeouts": 2}
+
+
+def _patches(task) -> dict[str, str]:
+    return {
+        "gold": task.patch,
+        "fixes nothing": diff_trees({}, {"notes.txt": "x\n"}),
+        **forgery_patches(),
+        **loop_patches(),
+    }
+
+
+def _seen(report) -> tuple:
+    """What a grading decided, without its clocks (nor, in its reason, its work tree's path and
+    the sentinels' names, which are drawn for each run, and so the order of its findings)."""
+    reason = re.sub(r"/\S*/job-[^/]+/tree/", "<tree>/", report.reason)
+    reason = re.sub(r"test_[0-9a-f]{12}", "test_<sentinel>", reason)
+    head, _, findings = reason.partition(": ")
+    reason = (head, sorted(findings.split("; ")))
+    statuses = {nodeid: test["status"] for nodeid, test in report.tests.items()}
+    timeouts = sorted((t.nodeid, t.reproduced, t.limited_by) for t in report.sandbox.timeouts)
+    return (
+        report.outcome,
+        report.verdict,
+        reason,
+        report.resolved,
+        report.tampering,
+        statuses,
+        timeouts,
+    )
+
+
+def _grade_all(mode: str, task, patches: dict[str, str]) -> dict[str, tuple]:
+    cfg = {**CONFIG["sandbox"], "test_limits": LIMITS, "local_mode": mode}
+    with make_sandbox("local", cfg) as box:
+        assert box.mode == mode
+        return {
+            name: _seen(grade_patch(task, patch, box, *WEIGHTS)) for name, patch in patches.items()
+        }
+
+
+@pytest.mark.slow
+def test_warm_and_fresh_local_sandboxes_grade_alike():
+    task = make_primes_task()
+    patches = _patches(task)
+    warm = _grade_all("warm", task, patches)
+    fresh = _grade_all("fresh", task, patches)
+    assert warm["gold"][1:4] == ("valid_1", warm["gold"][2], 1)
+    assert warm["fixes nothing"][1] == "valid_0"
+    differ = {name: (warm[name], fresh[name]) for name in patches if warm[name] != fresh[name]}
+    assert not differ, differ
+
+
+def test_a_dead_local_server_is_started_again():
+    task = make_primes_task()
+    cfg = {**CONFIG["sandbox"], "test_limits": LIMITS, "local_mode": "warm"}
+    with make_sandbox("local", cfg) as box:
+        first = box._server
+        first.kill()
+        first.wait()
+        assert not box.alive()
+        report = grade_patch(task, task.patch, box, *WEIGHTS)
+        assert (report.outcome, report.verdict) == ("verdict", "valid_1"), report.reason
+        assert box.alive() and box._server is not first
+        spool = box._spool
+    assert not spool.exists() and box._server is None
