@@ -114,6 +114,7 @@ class LocalSandbox(Sandbox):
     # -- the warm server ------------------------------------------------------------------
     def _start_server(self) -> None:
         spool = self._spool
+        assert spool is not None and self._finalizer is not None, "a warm sandbox's server"
         (spool / "control" / "ready.json").unlink(missing_ok=True)
         (spool / "control" / "stop").unlink(missing_ok=True)
         log = open(spool / "control" / "server.log", "ab")  # noqa: SIM115 - the server's own
