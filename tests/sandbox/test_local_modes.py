@@ -86,3 +86,40 @@ def test_a_dead_local_server_is_started_again():
         assert box.alive() and box._server is not first
         spool = box._spool
     assert not spool.exists() and box._server is None
+
+
+def test_killing_a_local_server_ends_the_test_process_it_forked():
+    """A test process leads its own session: the server's kill must reach it too."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from editcredit.sandbox.local_backend import _children, _kill
+
+    code = (
+        "import os, time\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    os.setsid()\n"
+        "    while True:\n"
+        "        pass\n"
+        "print(pid, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    server = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    child = int(server.stdout.readline())
+    assert _children(server.pid) == [child]
+    _kill(server)
+    for _ in range(100):
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        with open(f"/proc/{child}/stat") as fh:  # a zombie until init reaps it is gone too
+            if fh.read().rsplit(")", 1)[1].split()[0] == "Z":
+                break
+        time.sleep(0.05)
+    else:
+        raise AssertionError(f"the forked test process {child} still runs")
+    assert server.poll() is not None

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -146,12 +148,36 @@ class LocalSandbox(Sandbox):
 
 
 def _kill(server: subprocess.Popen | None) -> None:
+    """Kill the server and the test processes it forked (each leads its own session, so
+    killing the server alone would leave a running test, a loop say, behind)."""
     if server is None:
         return
+    for child in _children(server.pid):
+        with contextlib.suppress(OSError):
+            os.killpg(child, signal.SIGKILL)  # its session's group, once it has one
+        with contextlib.suppress(OSError):
+            os.kill(child, signal.SIGKILL)
     with contextlib.suppress(OSError):
         server.kill()
     with contextlib.suppress(subprocess.TimeoutExpired):
         server.wait(timeout=10)
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (from ``/proc``; none where it cannot tell)."""
+    found = []
+    with contextlib.suppress(OSError):
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    fields = fh.read().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if len(fields) > 1 and fields[1] == str(pid):
+                found.append(int(entry))
+    return found
 
 
 def _stop(server: subprocess.Popen | None, spool: Path) -> None:
