@@ -77,6 +77,8 @@ def test_a_dead_local_server_is_started_again():
     task = make_primes_task()
     cfg = {**CONFIG["sandbox"], "test_limits": LIMITS, "local_mode": "warm"}
     with make_sandbox("local", cfg) as box:
+        assert box._server is None  # started at the first grading
+        assert grade_patch(task, task.patch, box, *WEIGHTS).verdict == "valid_1"
         first = box._server
         first.kill()
         first.wait()

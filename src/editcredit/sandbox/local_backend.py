@@ -82,7 +82,7 @@ class LocalSandbox(Sandbox):
             self._spool = Path(tempfile.mkdtemp(prefix="editcredit-local-spool-"))
             make_spool(self._spool)
             self._finalizer = weakref.finalize(self, _stop, None, self._spool)
-            self._start_server()
+            # started at the first grading: a pool's sandboxes that never grade cost nothing
 
     def _guest_request(self, request: RunRequest) -> dict:
         return {
