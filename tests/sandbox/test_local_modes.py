@@ -9,7 +9,13 @@ server that dies between gradings is started again and the next grading is not l
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 from hostilefactory import forgery_patches, loop_patches, make_primes_task
@@ -92,11 +98,6 @@ def test_a_dead_local_server_is_started_again():
 
 def test_killing_a_local_server_ends_the_test_process_it_forked():
     """A test process leads its own session: the server's kill must reach it too."""
-    import os
-    import subprocess
-    import sys
-    import time
-
     from editcredit.sandbox.local_backend import _children, _kill
 
     code = (
@@ -111,17 +112,26 @@ def test_killing_a_local_server_ends_the_test_process_it_forked():
     )
     server = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     child = int(server.stdout.readline())
-    assert _children(server.pid) == [child]
-    _kill(server)
+    try:
+        assert _children(server.pid) == [child]
+        _kill(server)
+        assert _ended(child), f"the forked test process {child} still runs"
+        assert server.poll() is not None
+    finally:  # never leave the loop running, whatever failed
+        with contextlib.suppress(OSError):
+            os.kill(child, signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            server.kill()
+
+
+def _ended(pid: int) -> bool:
+    """Has ``pid`` ended (gone, or a zombie until init reaps it) within 5 seconds?"""
     for _ in range(100):
         try:
-            os.kill(child, 0)
-        except ProcessLookupError:
-            break
-        with open(f"/proc/{child}/stat") as fh:  # a zombie until init reaps it is gone too
-            if fh.read().rsplit(")", 1)[1].split()[0] == "Z":
-                break
+            with open(f"/proc/{pid}/stat") as fh:
+                if fh.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return True
+        except OSError:
+            return True
         time.sleep(0.05)
-    else:
-        raise AssertionError(f"the forked test process {child} still runs")
-    assert server.poll() is not None
+    return False
