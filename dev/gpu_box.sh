@@ -47,6 +47,7 @@ collect() {
     cp "$STATE/smi.csv" "$out/smi.csv" 2>/dev/null || true
     cp "$STATE/apps.csv" "$out/apps.csv" 2>/dev/null || true
     cp "$STATE/cpu.log" "$out/cpu.log" 2>/dev/null || true
+    cp "$STATE/ps.log" "$out/ps.log" 2>/dev/null || true
     # GPU-holding seconds per job (Snakemake's benchmark files), one line each
     find results/benchmarks -name '*.tsv' 2>/dev/null | sort | while read -r f; do
         printf '%s\t%s\n' "$f" "$(tail -n 1 "$f")"
@@ -94,6 +95,9 @@ study)
     # jiffies; differences give the busy share), to tell whether its cores are the bound
     setsid nohup bash -c 'while :; do echo "$(date +%s) $(cut -d" " -f1-3 /proc/loadavg) \
         $(head -n 1 /proc/stat)"; sleep 2; done' >"$STATE/cpu.log" 2>&1 &
+    # which processes hold those cores, every 10 s: the busiest 25 by recent CPU share
+    setsid nohup bash -c 'while :; do echo "== $(date +%s)"; ps -eo pcpu,cputime,rss,args \
+        --sort=-pcpu | head -n 26 | cut -c1-200; sleep 10; done' >"$STATE/ps.log" 2>&1 &
     # shellcheck disable=SC2086  # the resources are two words
     setsid nohup bash -c "start=\$(date +%s); python3 -m snakemake --cores 16 \
         --workflow-profile profiles/gpu --resources $resources \
