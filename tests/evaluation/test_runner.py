@@ -206,3 +206,33 @@ def test_the_progress_line_counts_settled_slots_on_stderr_and_in_no_result(
     assert all(a[-1].outcome == "report" for a in history.values())
     written = [p.read_bytes() for p in (tmp_path / "j").rglob("*") if p.is_file()]
     assert not any(b"progress eval" in b for b in written)
+
+
+@pytest.mark.parametrize("threads_per_sandbox", [1, 3])
+def test_step_threads_beyond_the_sandboxes_change_no_attempt(
+    tmp_path, local_sandbox, monkeypatch, threads_per_sandbox
+):
+    """Several samples of a task test the same trees in the same turn, so steps wait on one
+    another in the grading memo; however many threads run the steps, every slot gets the same
+    attempts (kinds, outcomes, patches, verdicts) as with the default's."""
+    import editcredit.evaluation.runner as runner_module
+    from editcredit.sandbox.memo import GradingMemo
+
+    tasks = calc_tasks(4)
+    slots = [(t.instance_id, k) for t in tasks for k in range(3)]
+
+    def attempts_with(threads: int, where: str):
+        monkeypatch.setattr(runner_module, "STEP_THREADS_PER_SANDBOX", threads)
+        chat = FakeChat()
+        generator = ScriptedGenerator(chat, by_task)
+        folder = tmp_path / where
+        folder.mkdir()
+        history, _ = run(folder, slots, tasks, generator, chat, GradingMemo(local_sandbox))
+        return {
+            slot: [(a.kind, a.outcome, a.patch_sha256, a.verdict) for a in attempts]
+            for slot, attempts in history.items()
+        }
+
+    default = attempts_with(runner_module.STEP_THREADS_PER_SANDBOX, "default")
+    assert default == attempts_with(threads_per_sandbox, "other")
+    assert {a[-1][3] for a in default.values()} == {0, 1}  # fixes and failures both graded

@@ -40,6 +40,11 @@ from editcredit.protocol.budget import GRADING, STEP, BudgetGuard
 
 Slot = tuple[str, int]
 ACTIVE = GENERATION_KINDS + GRADING_KINDS  # a slot whose next step is one of these is not done
+#: Environment steps run in this many threads per sandbox. A step whose tree another step is
+#: testing waits for that run in the grading memo without holding a sandbox, so with one thread
+#: per sandbox the other sandbox idled; the steps' results do not depend on the threads
+#: (the same trajectories: benchmarks/bench_eval_slots.py, docs/speed.md).
+STEP_THREADS_PER_SANDBOX = 2
 
 
 @dataclass(frozen=True)
@@ -223,7 +228,7 @@ def run_slots(
                         sandbox,
                         Path(trajectory_dir),
                         settings.environment,
-                        step_workers=settings.workers,
+                        step_workers=STEP_THREADS_PER_SANDBOX * settings.workers,
                     )
                     record(attempts)
                     spend(attempts, STEP)
