@@ -13,7 +13,7 @@ trajectory rows (token ids, log-probs, turns, patches: ``trajectories_sha256``);
 episodes, byte for byte.
 Usage::
 
-    python benchmarks/bench_eval_slots.py [--tasks N] [--samples n] [--workers 2 6]
+    python benchmarks/bench_eval_slots.py [--tasks N] [--samples n] [--workers 2 6] [--base DIR]
     python benchmarks/bench_eval_slots.py --against CHECKOUT [--rounds 2] [--warm] [--base DIR]
 
 With several ``--workers`` counts, one measurement each (same policy, same slots), side by
@@ -336,7 +336,9 @@ def main() -> None:
     parser.add_argument("--against", default="", help="another checkout, side by side")
     parser.add_argument("--rounds", type=int, default=2, help="with --against: A B rounds")
     parser.add_argument("--warm", action="store_true", help="with --against: a warm pass too")
-    parser.add_argument("--base", default="", help="the base model's directory (with --against)")
+    parser.add_argument(
+        "--base", default="", help="the base model's directory (default: models/base/MODEL)"
+    )
     parser.add_argument(
         "--threads",
         type=int,
@@ -351,8 +353,13 @@ def main() -> None:
     if args.one:
         single(args)
         return
+    args.base = Path(args.base or ROOT / "models/base" / args.model).resolve()
+    if not (args.base / "config.json").is_file():
+        raise SystemExit(
+            f"{args.base}: no model directory (no config.json); build it with "
+            f"`snakemake --cores 2 models/base/{args.model}` or pass --base DIR"
+        )
     if args.against:
-        args.base = Path(args.base or ROOT / "models/base" / args.model).resolve()
         summary = against(args)
         out = ROOT / "benchmarks" / "out" / "eval_slots_against.json"
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -372,9 +379,7 @@ def main() -> None:
     tasks = {t.instance_id: t for t in holdout}
     slots = [(t.instance_id, k) for t in holdout for k in range(args.samples)]
     clock = time.perf_counter()
-    generator, chat = load_policy(
-        str(ROOT / "models/base" / args.model), torch.device("cpu"), config.get("generation")
-    )
+    generator, chat = load_policy(str(args.base), torch.device("cpu"), config.get("generation"))
     load_s = time.perf_counter() - clock
     runs = [
         measure(n, generator, chat, load_s, config, holdout, tasks, slots, args.samples)
