@@ -4,7 +4,9 @@
 per grading; ``fresh`` starts ``runner.py once`` per grading. The same patches (the gold fix,
 a patch that fixes nothing, report forgeries, loops in called code, a fixture and at import)
 get the same verdicts, reasons, tampering findings, per-test statuses and timeouts in both; a
-server that dies between gradings is started again and the next grading is not lost.
+server that dies between gradings is started again and the next grading is not lost; and code
+under test cannot stop its runner (process 1 of its own pid namespace) to turn its failure
+into a died sandbox.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import sys
 import time
 
 import pytest
-from hostilefactory import forgery_patches, loop_patches, make_primes_task
+from hostilefactory import forgery_patches, loop_patches, make_primes_task, signal_server_patch
 from taskfactory import CONFIG, WEIGHTS
 
 from editcredit.grading.grader import grade_patch
@@ -77,6 +79,26 @@ def test_warm_and_fresh_local_sandboxes_grade_alike():
     assert warm["fixes nothing"][1] == "valid_0"
     differ = {name: (warm[name], fresh[name]) for name in patches if warm[name] != fresh[name]}
     assert not differ, differ
+
+
+@pytest.mark.parametrize("mode", ["warm", "fresh"])
+def test_code_under_test_cannot_stop_its_local_runner(mode):
+    """The patch's code signals process 1 and its parent (the runner) with SIGINT, SIGTERM and
+    SIGKILL: the grading still ends in its verdict, a valid 0 for a patch that fixes nothing,
+    not a died sandbox; the warm server lives on and grades the gold fix next."""
+    from editcredit.sandbox.local_backend import _unshare_prefix
+
+    if "--pid" not in _unshare_prefix():
+        pytest.skip("no pid namespace here (unshare --pid): the runner can be signalled")
+    task = make_primes_task()
+    cfg = {**CONFIG["sandbox"], "test_limits": LIMITS, "local_mode": mode}
+    with make_sandbox("local", cfg) as box:
+        assert box.isolation.endswith("the runner process 1 of its own pid namespace")
+        report = grade_patch(task, signal_server_patch(), box, *WEIGHTS)
+        assert (report.outcome, report.verdict) == ("verdict", "valid_0"), report.reason
+        server = box._server
+        assert grade_patch(task, task.patch, box, *WEIGHTS).verdict == "valid_1"
+        assert box._server is server  # the same warm server (None in fresh mode)
 
 
 def test_a_dead_local_server_is_started_again():

@@ -38,12 +38,28 @@ START_TIMEOUT_S = 60.0
 RLIMITS = {"RLIMIT_AS": 2 * 1024**3, "RLIMIT_FSIZE": 256 * 1024**2, "RLIMIT_CORE": 0}
 
 
+#: The runner as process 1 of its own process namespace (with its own ``/proc``, where it reads
+#: its test processes' CPU seconds), as the docker backend's server is in its container: the
+#: kernel hands process 1 only the signals it handles, so code under test cannot stop it and
+#: turn its own failure into a died sandbox (masked, not scored); and when ``unshare`` dies,
+#: the runner and every process of the namespace with it.
+PID_NAMESPACE = ["--pid", "--fork", "--mount-proc", "--kill-child"]
+#: The ``unshare`` flags tried in order (as root, then in a user namespace): a namespace of its
+#: own for the runner and no network, else no network alone.
+UNSHARE_FLAGS = (
+    [*PID_NAMESPACE, "--net"],
+    ["-r", *PID_NAMESPACE, "--net"],
+    ["--net"],
+    ["-r", "--net"],
+)
+
+
 def _unshare_prefix() -> list[str]:
-    """``unshare --net`` (as root) or ``unshare -rn`` (user namespace), if either works."""
+    """The first of :data:`UNSHARE_FLAGS` that works here (none: no ``unshare`` at all)."""
     exe = shutil.which("unshare")
     if exe is None:
         return []
-    for flags in (["--net"], ["-r", "--net"]):
+    for flags in UNSHARE_FLAGS:
         probe = subprocess.run([exe, *flags, "true"], capture_output=True)
         if probe.returncode == 0:
             return [exe, *flags]
@@ -70,8 +86,14 @@ class LocalSandbox(Sandbox):
         self.mode = mode
         self._prefix = _unshare_prefix()
         network = "no network (unshare)" if self._prefix else "NETWORK NOT ISOLATED"
+        runner = (
+            "the runner process 1 of its own pid namespace"
+            if "--pid" in self._prefix
+            else "the runner signalable by the tests"
+        )
         self.isolation = (
-            f"local subprocess (weaker than docker): same user and file system, rlimits, {network}"
+            "local subprocess (weaker than docker): same user and file system, rlimits, "
+            f"{network}, {runner}"
         )
         self._env = dict(TEST_ENV)
         self._env["PATH"] = f"{sys.prefix}/bin:" + self._env["PATH"]
