@@ -287,3 +287,14 @@ SENTINELS = {"s.py::a": "must_pass", "s.py::b": "must_fail"}
 )
 def test_sentinel_problems(items, complete, problems):
     assert sentinel_problems(SENTINELS, items, complete) == problems
+
+
+@pytest.mark.parametrize("pass_name,fail_name", [("a", "b"), ("b", "a"), ("z1", "a9")])
+def test_sentinel_problems_keep_one_order_whatever_the_names(pass_name, fail_name):
+    """The sentinels' names are drawn per run: the problems come in the order of the roles."""
+    roles = {f"s.py::{pass_name}": "must_pass", f"s.py::{fail_name}": "must_fail"}
+    items = [item(f"s.py::{pass_name}", *FAILED), item(f"s.py::{fail_name}", *PASSED)]
+    assert sentinel_problems(roles, items, True) == [
+        "sentinel that must fail reported passed",
+        "sentinel that must pass reported failed",
+    ]

@@ -203,10 +203,12 @@ def sentinel_problems(
     roles: dict[str, str], items: list[ItemObservation], complete: bool
 ) -> list[str]:
     """Sentinels reported otherwise than they must be. One that was never reported is a
-    problem only when the session completed (a run stopped early never reached it)."""
+    problem only when the session completed (a run stopped early never reached it). In the
+    order of their roles: the sentinels' names are drawn for each run, so an order by name
+    would change a forgery's reason from run to run."""
     status = {i.nodeid: item_status(i) for i in items}
     problems = []
-    for nodeid, role in sorted(roles.items()):
+    for nodeid, role in sorted(roles.items(), key=lambda entry: (entry[1], entry[0])):
         got = status.get(nodeid, Status.MISSING.value)
         if got == SENTINEL_WANT[role] or (
             got in (Status.MISSING.value, Status.INCOMPLETE.value) and not complete
