@@ -25,7 +25,8 @@ observation never answers a grading of the same tree.
 
 With a :class:`~editcredit.sandbox.report_store.ReportStore` the memo also reads the reports
 other jobs kept on disk and keeps its own there (the same rule decides what is kept): the jobs
-of a study meet the same trees again, and each distinct grading then runs once per study.
+of a study meet the same trees again, and each distinct grading then runs once per study (jobs
+that meet a key at the same time wait for the one that grades it, through the store's marks).
 """
 
 from __future__ import annotations
@@ -177,13 +178,13 @@ class GradingMemo:
         limits = self.sandbox.limits_for(task)
         kept = f"{kind}, timeouts kept" if keep_timeouts else kind  # what may answer whom
         key = self.store.key(kept, self._task_sha256(task), patch, select, limits)
-        report = self.store.get(key)
-        if report is not None:
-            return report, False
-        report = grade_selected(self.sandbox, task, patch, select)
-        if reusable(report, keep_timeouts):
-            self.store.put(key, report)
-        return report, True
+        with self.store.first_or_wait(key) as stored:
+            if stored is not None:
+                return stored, False
+            report = grade_selected(self.sandbox, task, patch, select)
+            if reusable(report, keep_timeouts):
+                self.store.put(key, report)
+            return report, True
 
     def close(self) -> None:
         self.sandbox.close()

@@ -19,8 +19,10 @@ entry's name is the SHA-256 of everything the report is a function of:
 - the per-test limits of the run (from the task's recorded gold times and the limit settings).
 
 Entries are written once, atomically (a temporary file, then a rename), so two jobs that grade
-the same key at once leave one whole entry. An entry that cannot be read as a report is an
-error that names the file: the store holds nothing half-written, so it was changed by hand.
+the same key at once leave one whole entry; a job grading a key marks it as running
+(:mod:`~editcredit.sandbox.in_flight`) and jobs that meet it meanwhile wait for its entry.
+An entry that cannot be read as a report is an error that names the file: the store holds
+nothing half-written, so it was changed by hand.
 """
 
 from __future__ import annotations
@@ -30,11 +32,13 @@ import json
 import os
 import tempfile
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from editcredit.sandbox import in_flight
 from editcredit.sandbox.base import SandboxError, SandboxReport
 
 __all__ = [
@@ -125,6 +129,12 @@ class ReportStore:
             ) from exc
         self.reads += 1
         return report
+
+    def first_or_wait(self, key: str) -> AbstractContextManager[SandboxReport | None]:
+        """The entry of ``key``, waiting while another job grades it (:mod:`in_flight`); None:
+        this job grades it, marked as running until the block ends."""
+        mark = self.path(key).with_suffix(".running")
+        return in_flight.first_or_wait(mark, lambda: self.get(key))
 
     def put(self, key: str, report: SandboxReport) -> None:
         """Keep ``report`` under ``key`` unless an entry is there (never overwritten)."""
