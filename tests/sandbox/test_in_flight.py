@@ -164,3 +164,29 @@ def test_a_failed_grading_leaves_no_mark(tmp_path):
         assert mark.exists()
         raise RuntimeError("sandbox gone")
     assert not mark.exists()
+
+
+def test_a_mark_nobody_touched_for_a_while_has_lost_its_holder(tmp_path):
+    """A job killed on another node of a shared store leaves its mark: once untouched for
+    STALE_S it is taken over at once."""
+    mark = tmp_path / "k.running"
+    mark.write_text(json.dumps({**in_flight.this_process(), "node": "elsewhere/boot"}))
+    old = time.time() - in_flight.STALE_S - 1
+    os.utime(mark, (old, old))
+    slept = []
+    with in_flight.first_or_wait(mark, lambda: None, sleep=slept.append) as found:
+        assert found is None
+        assert json.loads(mark.read_text()) == in_flight.this_process()
+    assert slept == [] and not mark.exists()
+
+
+def test_a_holder_touches_its_marks_while_it_grades(tmp_path, monkeypatch):
+    monkeypatch.setattr(in_flight, "HEARTBEAT_S", 0.05)
+    monkeypatch.setattr(in_flight, "_heartbeat", [])  # a thread that beats at this pace
+    mark = tmp_path / "k.running"
+    with in_flight.first_or_wait(mark, lambda: None):
+        old = time.time() - 60
+        os.utime(mark, (old, old))
+        time.sleep(0.3)
+        assert time.time() - mark.stat().st_mtime < 1.0
+    assert not mark.exists()

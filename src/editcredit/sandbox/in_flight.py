@@ -10,9 +10,10 @@ A job about to grade a key that is not in the store first makes a mark beside th
 (``<key>.running``, created exclusively, holding the node, the process and its start time). A
 job that finds a live mark waits for the entry instead of grading (its thread holds no sandbox
 while it waits). When the holder ends without an entry (its run was not one the store keeps, or
-it failed), the mark goes and a waiter makes its own. A mark whose process is gone (a job killed
-on this node) is taken over; no mark is waited on longer than ``WAIT_S`` (a holder on another
-node cannot be seen to be gone), and then the waiter grades the key itself, unmarked.
+it failed), the mark goes and a waiter makes its own. The holder touches its marks every
+``HEARTBEAT_S``; a mark whose process is gone (a job killed on this node) or that nobody touched
+for ``STALE_S`` (a job killed on another node of a shared store) is taken over, and no mark is
+waited on longer than ``WAIT_S``: the waiter then grades the key itself, unmarked.
 
 Marks decide only who runs the tests first, never a report: the store is a cache and an entry is
 never replaced, so a mark lost or broken at the wrong moment costs one more run of the same
@@ -25,17 +26,56 @@ import contextlib
 import json
 import os
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
-__all__ = ["WAIT_S", "first_or_wait", "holder_alive", "this_process"]
+__all__ = ["HEARTBEAT_S", "STALE_S", "WAIT_S", "first_or_wait", "holder_alive", "this_process"]
 
 #: The longest a job waits on another's mark before it runs the tests itself (a grading's own
 #: limits end far sooner: a suite's whole-run limit is tens of seconds).
 WAIT_S = 900.0
+HEARTBEAT_S = 10.0  # how often a holder touches its marks
+STALE_S = 120.0  # a mark untouched this long has lost its holder
 POLL_S = (0.01, 0.1)  # the first and the longest pause between looks at the store
+
+_held: set[Path] = set()  # this process's marks, touched by its heartbeat thread
+_held_lock = threading.Lock()
+_heartbeat: list[threading.Thread] = []
+
+
+def _beat() -> None:
+    while True:
+        time.sleep(HEARTBEAT_S)
+        with _held_lock:
+            marks = list(_held)
+        for mark in marks:
+            with contextlib.suppress(OSError):
+                os.utime(mark)
+
+
+def _hold(mark: Path) -> None:
+    with _held_lock:
+        _held.add(mark)
+        if not _heartbeat:
+            thread = threading.Thread(target=_beat, name="in-flight-heartbeat", daemon=True)
+            thread.start()
+            _heartbeat.append(thread)
+
+
+def _let_go(mark: Path) -> None:
+    with _held_lock:
+        _held.discard(mark)
+
+
+def _after_fork() -> None:  # a forked child holds none of its parent's marks, nor its thread
+    _held.clear()
+    _heartbeat.clear()
+
+
+os.register_at_fork(after_in_child=_after_fork)
 
 T = TypeVar("T")
 
@@ -62,9 +102,11 @@ def this_process() -> dict[str, object]:
     return {"node": _node(), "pid": os.getpid(), "started": _started(os.getpid())}
 
 
-def holder_alive(holder: dict, node: str | None = None) -> bool:
-    """Is the mark's process running? Only a process of this node can be seen to be gone; one
-    of another node counts as running (``WAIT_S`` bounds the wait on it)."""
+def holder_alive(holder: dict, age_s: float = 0.0, node: str | None = None) -> bool:
+    """Is the mark's process running? A mark untouched for ``STALE_S`` has lost its holder; a
+    process of this node is looked up, one of another node is taken to be running."""
+    if age_s > STALE_S:
+        return False
     if holder.get("node") != (node or _node()):
         return True
     pid = holder.get("pid")
@@ -81,12 +123,14 @@ def _make(mark: Path, body: str) -> bool:
     return True
 
 
-def _read(mark: Path) -> tuple[str, dict] | None:
+def _read(mark: Path) -> tuple[str, dict, float] | None:
+    """The mark's text, its holder and its age in seconds (None: gone or being written)."""
     try:
         text = mark.read_text(encoding="utf-8")
-        return text, json.loads(text)
+        age = time.time() - mark.stat().st_mtime
+        return text, json.loads(text), age
     except (OSError, ValueError):
-        return None  # gone, or being written: look again
+        return None
 
 
 def _remove_if(mark: Path, text: str) -> None:
@@ -124,9 +168,10 @@ def first_or_wait(
                 yield found
                 return
             mine = True
+            _hold(mark)
             break
         held = _read(mark)
-        if held is not None and not holder_alive(held[1]):
+        if held is not None and not holder_alive(held[1], held[2]):
             _remove_if(mark, held[0])  # its job is gone: take the mark over
             continue
         if clock() - since >= wait_s:
@@ -137,4 +182,5 @@ def first_or_wait(
         yield None
     finally:
         if mine:
+            _let_go(mark)
             _remove_if(mark, body)
