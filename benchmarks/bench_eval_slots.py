@@ -15,6 +15,7 @@ Usage::
 
     python benchmarks/bench_eval_slots.py [--tasks N] [--samples n] [--workers 2 6] [--base DIR]
     python benchmarks/bench_eval_slots.py --against CHECKOUT [--rounds 2] [--warm] [--base DIR]
+    python benchmarks/bench_eval_slots.py --against CHECKOUT --jobs 2 [--rounds 2] [--base DIR]
 
 With several ``--workers`` counts, one measurement each (same policy, same slots), side by
 side: the speedup over the first and whether the outcomes are the same.
@@ -29,6 +30,11 @@ store (a cold store, as the first model of a study meets it). ``--warm`` measure
 over the same store as well (as the later models of a study meet it). Prints per checkout the
 slots per second (each round and the median), the ratio this / other and whether every
 measurement's outcomes are the same. Writes benchmarks/out/eval_slots_against.json.
+
+With ``--jobs K`` as well, each measurement is K evaluations at once over one fresh store (the
+same tasks, evaluation seeds seed..seed+K-1), as the evaluations a GPU box begins together meet
+the store: per checkout the wall time from the first start to the last exit and the test runs
+that reached the sandboxes, summed over the K jobs. Writes benchmarks/out/eval_jobs_at_once.json.
 
 Phases: ``generation`` is the wall time of the generation batches (model forward passes plus
 the environment's steps, including the episodes' own test runs); ``model_forward`` and
@@ -247,20 +253,92 @@ def side_by_side(runs: list[dict]) -> dict:
     }
 
 
+def start_side(
+    checkout: Path, args: argparse.Namespace, store: Path, out: Path, suite: Path, seed: int = 0
+) -> subprocess.Popen:
+    """Start one measurement of ``checkout``'s code: this file in a process of its own that
+    imports the checkout's modules, on a fresh copy (in ``suite``) of the checkout's frozen
+    suite; ``seed`` is added to the evaluation's seed."""
+    shutil.copytree(checkout / "data/frozen/minibugs", suite / "minibugs")
+    env = {**os.environ, "PYTHONPATH": str(checkout / "src")}
+    command = [sys.executable, str(Path(__file__).resolve()), "--one", str(out)]
+    command += ["--root", str(checkout), "--suite", str(suite / "minibugs")]
+    command += ["--base", str(args.base), "--store", str(store), "--seed-offset", str(seed)]
+    command += ["--tasks", str(args.tasks), "--samples", str(args.samples)]
+    command += [f"--workers={w}" for w in args.workers[:1]]
+    command += ["--threads", str(args.threads)]
+    return subprocess.Popen(command, env=env, cwd=checkout)
+
+
 def one_side(checkout: Path, args: argparse.Namespace, store: Path, out: Path) -> dict:
-    """One measurement of ``checkout``'s code: this file in a process of its own that imports
-    the checkout's modules, on a fresh copy of the checkout's frozen suite."""
+    """One measurement of ``checkout``'s code (:func:`start_side`), waited for."""
     with tempfile.TemporaryDirectory(prefix="bench-suite-") as suite:
-        shutil.copytree(checkout / "data/frozen/minibugs", Path(suite) / "minibugs")
-        env = {**os.environ, "PYTHONPATH": str(checkout / "src")}
-        command = [sys.executable, str(Path(__file__).resolve()), "--one", str(out)]
-        command += ["--root", str(checkout), "--suite", str(Path(suite) / "minibugs")]
-        command += ["--base", str(args.base), "--store", str(store)]
-        command += ["--tasks", str(args.tasks), "--samples", str(args.samples)]
-        command += [f"--workers={w}" for w in args.workers[:1]]
-        command += ["--threads", str(args.threads)]
-        subprocess.run(command, env=env, check=True, cwd=checkout)
+        if start_side(checkout, args, store, out, Path(suite)).wait() != 0:
+            raise SystemExit(f"the measurement of {checkout} failed")
     return json.loads(out.read_text())
+
+
+def runs_in_sandboxes(result: dict) -> int:
+    """The test runs of one measurement that reached its sandboxes (not its memo or store)."""
+    phases = result["phases"]
+    return int(phases["in_episode_test_runs"]) + int(phases["final_gradings"])
+
+
+def jobs_at_once(args: argparse.Namespace) -> dict:
+    """``args.jobs`` evaluations at once over one fresh store, as the evaluations a GPU box
+    begins together meet it: the same tasks, each its own evaluation seed (so their episodes
+    differ as different models' do). This checkout and ``args.against`` alternating,
+    ``args.rounds`` rounds; per round the wall time from the first start to the last exit
+    (model loads and sandbox start-ups included, alike on both sides) and the runs of tests
+    that reached the sandboxes, summed over the jobs."""
+    sides = {"this": ROOT, "other": Path(args.against).resolve()}
+    rounds: dict[str, list[dict]] = {s: [] for s in sides}
+    with tempfile.TemporaryDirectory(prefix="bench-jobs-") as tmp:
+        for r in range(args.rounds):
+            for side, checkout in sides.items():
+                here = Path(tmp) / f"{side}-{r}"
+                store = here / "store"
+                outs = [here / f"job{j}.json" for j in range(args.jobs)]
+                start = time.perf_counter()
+                jobs = []
+                for j, out in enumerate(outs):
+                    (here / f"suite{j}").mkdir(parents=True)
+                    jobs.append(start_side(checkout, args, store, out, here / f"suite{j}", j))
+                if any(job.wait() != 0 for job in jobs):
+                    raise SystemExit(f"a measurement of {checkout} failed")
+                wall = time.perf_counter() - start
+                results = [json.loads(out.read_text()) for out in outs]
+                rounds[side].append(
+                    {
+                        "wall_s": round(wall, 2),
+                        "runs_in_sandboxes": sum(runs_in_sandboxes(x) for x in results),
+                        "read_from_store": sum(x["phases"]["store_stored"] for x in results),
+                        "seconds_each": [x["seconds"] for x in results],
+                        "outcomes": [x["outcomes"] for x in results],
+                        "trajectories_sha256": [x["trajectories_sha256"] for x in results],
+                    }
+                )
+                print(
+                    f"round {r + 1} {side} ({checkout}): {args.jobs} jobs in {wall:.1f} s, "
+                    f"{rounds[side][-1]['runs_in_sandboxes']} runs in the sandboxes",
+                    flush=True,
+                )
+    median = {s: statistics.median(x["wall_s"] for x in rounds[s]) for s in sides}
+    every = [x for s in sides for x in rounds[s]]
+    return {
+        "this": str(ROOT),
+        "other": str(sides["other"]),
+        "base": str(args.base),
+        "jobs": args.jobs,
+        "wall_s": {s: [x["wall_s"] for x in rounds[s]] for s in sides},
+        "runs_in_sandboxes": {s: [x["runs_in_sandboxes"] for x in rounds[s]] for s in sides},
+        "ratio_other_over_this_wall": round(median["other"] / median["this"], 2),
+        "same_outcomes": all(x["outcomes"] == every[0]["outcomes"] for x in every),
+        "same_trajectories": all(
+            x["trajectories_sha256"] == every[0]["trajectories_sha256"] for x in every
+        ),
+        "rounds": rounds,
+    }
 
 
 def against(args: argparse.Namespace) -> dict:
@@ -306,6 +384,7 @@ def single(args: argparse.Namespace) -> None:
     torch.set_num_threads(args.threads)
     root = Path(args.root)
     config = load_config(root / "config" / "config.yaml")
+    config["evaluation"]["seed"] = int(config["evaluation"]["seed"]) + args.seed_offset
     holdout = [t for t in load_tasks(Path(args.suite) / "tasks.parquet") if t.split == "holdout"]
     holdout = holdout[: args.tasks or None]
     samples = args.samples or int(config["evaluation"]["evalsets"]["holdout"]["samples"])
@@ -337,6 +416,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="with --against: A B rounds")
     parser.add_argument("--warm", action="store_true", help="with --against: a warm pass too")
     parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="with --against: this many evaluations at once over one fresh store",
+    )
+    parser.add_argument(
         "--base", default="", help="the base model's directory (default: models/base/MODEL)"
     )
     parser.add_argument(
@@ -349,6 +434,7 @@ def main() -> None:
     parser.add_argument("--root", default="", help=argparse.SUPPRESS)
     parser.add_argument("--suite", default="", help=argparse.SUPPRESS)
     parser.add_argument("--store", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--seed-offset", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
         single(args)
@@ -359,6 +445,13 @@ def main() -> None:
             f"{args.base}: no model directory (no config.json); build it with "
             f"`snakemake --cores 2 models/base/{args.model}` or pass --base DIR"
         )
+    if args.against and args.jobs > 1:
+        summary = jobs_at_once(args)
+        out = ROOT / "benchmarks" / "out" / "eval_jobs_at_once.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(summary, indent=2) + "\n")
+        print(json.dumps({k: v for k, v in summary.items() if k != "rounds"}))
+        return
     if args.against:
         summary = against(args)
         out = ROOT / "benchmarks" / "out" / "eval_slots_against.json"
