@@ -18,10 +18,15 @@ One evaluation job (``--eval-job``): the GPU box's evaluation of the larger tiny
 its rule declares (``editcredit.policy.gpu_memory``; the allocator capped there, as
 ``editcredit.policy.devices.bind_gpus`` does): ``--episodes`` episodes in batches of the
 evaluation's 128, turns whose prompts grow by a reply and an observation until the agent's
-context of 2,048 tokens. Per turn: the call's seconds, its prefill (a call of one new token), and
-its decode steps against the bandwidth bound of the model at its batch (the bytes a step must
-read, weights and the whole KV cache of the call's bucket, over the card's HBM bandwidth); the
-peak memory against the budget. And one policy update of the training job's micro-batch
+context of 2,048 tokens. Per turn: the call's seconds as the job meets it (``job_call_s``, a new
+shape's graph captured inside it; their sum is ``generation_s``), then the same call warm
+(``call_s``) and warm prefill (a call of one new token, its shape captured by a call before),
+and the decode steps (the warm call less its prefill) against the bandwidth bound of the model
+at its batch (the bytes a step must read, weights and the whole KV cache of the call's bucket,
+over the card's HBM bandwidth); ``first_call_overhead_s`` is what the job's calls spent beyond
+the warm ones (captures, first launches). Before, the prefill was timed cold and the decode
+cold less it, so a turn whose one-token call captured a graph showed a negative decode step.
+The peak memory against the budget. And one policy update of the training job's micro-batch
 (8 sequences of 2,048 tokens, fp32 weights under bf16 autocast) against its estimate.
 
     python benchmarks/bench_gpu_generation.py --eval-job [--episodes 512] [--out DIR]
@@ -363,21 +368,26 @@ def bench_eval_job(
         fast.max_cached = max_graphs
     bandwidth = hbm_bandwidth()
     weights = shape.parameters * 2  # bf16, each read once a step (q/k/v and gate/up fused)
-    rows_out, t_all, t_decode, t_bound, new_tokens = [], 0.0, 0.0, 0.0, 0
+    rows_out, t_all, t_cold, t_decode, t_bound, new_tokens = [], 0.0, 0.0, 0.0, 0.0, 0
     for start in range(0, episodes, batch):
         for turn, prompts in enumerate(eval_turns(min(batch, episodes - start), seed=start)):
             seed = 1000 * start + turn
-            _, t_one = timed(lambda p=prompts, s=seed: fast.generate(p, 1, 1.0, s))
+            # the call as the job meets it (a new shape's graph captured inside it), then the
+            # same call and a one-token call again, warm: their difference is the decode steps
+            outs, t_job = timed(lambda p=prompts, s=seed: fast.generate(p, new, 1.0, s))
             if log is not None and start == 0 and turn == 0:
                 log.mark("first prefill")
-            outs, t = timed(lambda p=prompts, s=seed: fast.generate(p, new, 1.0, s))
+            timed(lambda p=prompts, s=seed: fast.generate(p, 1, 1.0, s))  # its shape captured
+            _, t_one = timed(lambda p=prompts, s=seed: fast.generate(p, 1, 1.0, s))
+            _, t = timed(lambda p=prompts, s=seed: fast.generate(p, new, 1.0, s))
             width = max(map(len, prompts))
             rows = gpu_memory.bucket_rows(len(prompts))
             length = gpu_memory.bucket_length(width, new)
             step_bytes = weights + gpu_memory.kv_bytes(shape, rows, length, 2)
             step_s = (t - t_one) / (new - 1)
             bound_s = step_bytes / bandwidth
-            t_all += t
+            t_all += t_job
+            t_cold += t_job - t
             t_decode += t - t_one
             t_bound += bound_s * (new - 1)
             new_tokens += sum(len(o.token_ids) for o in outs)
@@ -387,6 +397,7 @@ def bench_eval_job(
                     "turn": turn,
                     "rows": len(prompts),
                     "width": width,
+                    "job_call_s": round(t_job, 4),
                     "call_s": round(t, 4),
                     "prefill_s": round(t_one, 4),
                     "decode_step_ms": round(step_s * 1e3, 4),
@@ -406,6 +417,7 @@ def bench_eval_job(
         "declared_gpu_mem_mb": declared,
         "allocator_budget_mib": budget / 2**20,
         "generation_s": t_all,
+        "first_call_overhead_s": t_cold,
         "decode_s": t_decode,
         "decode_bandwidth_bound_s": t_bound,
         "decode_vs_bound": t_decode / t_bound,
