@@ -12,6 +12,7 @@
 #                                # GPU_BOX_CONFIGS replaces its config files, e.g. with
 #                                # the multi-bug presets layered over gpu-box.yaml
 #   dev/gpu_box.sh wait S OUT    # wait up to S seconds for it, then copy what it measured
+#                                # (and every minute meanwhile)
 #
 # The study runs with --keep-going: a failed job stops only what depends on it, so one run
 # measures every other job (the profile's keep-going: false is for studies, not measurements).
@@ -110,8 +111,15 @@ study)
 wait)
     limit=$1 out=$2
     end=$(($(date +%s) + limit))
+    # what it measured so far is copied every minute: a call cut by the device's time limit
+    # (less device time left than asked) still brings back the last copy
+    next_copy=$(($(date +%s) + 60))
     while [ "$(date +%s)" -lt "$end" ] && ! grep -q "snakemake rc=" "$STATE/study.log"; do
         sleep 5
+        if [ "$(date +%s)" -ge "$next_copy" ]; then
+            collect "$out"
+            next_copy=$(($(date +%s) + 60))
+        fi
     done
     collect "$out"
     grep -E "snakemake rc=|steps \(|Error|error" "$STATE/study.log" | tail -n 20 || true
