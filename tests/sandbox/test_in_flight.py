@@ -192,3 +192,16 @@ def test_a_holder_touches_its_marks_while_it_grades(tmp_path, monkeypatch):
             time.sleep(0.02)
         assert time.time() - mark.stat().st_mtime < 30  # touched again
     assert not mark.exists()
+
+
+def test_an_unreadable_entry_met_after_the_mark_leaves_no_mark(tmp_path):
+    mark = tmp_path / "k.running"
+
+    def stored():  # absent at the first look, unreadable once the mark is made
+        if mark.exists():
+            raise ValueError("entry changed by hand")
+        return None
+
+    with pytest.raises(ValueError), in_flight.first_or_wait(mark, stored):
+        pass
+    assert not mark.exists()

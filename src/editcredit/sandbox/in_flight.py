@@ -162,7 +162,11 @@ def first_or_wait(
             yield found
             return
         if _make(mark, body):
-            found = stored()  # graded and unmarked between the look and the mark
+            try:
+                found = stored()  # graded and unmarked between the look and the mark
+            except BaseException:
+                _remove_if(mark, body)
+                raise
             if found is not None:
                 _remove_if(mark, body)
                 yield found
