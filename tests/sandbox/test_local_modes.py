@@ -6,7 +6,7 @@ a patch that fixes nothing, report forgeries, loops in called code, a fixture an
 get the same verdicts, reasons, tampering findings, per-test statuses and timeouts in both; a
 server that dies between gradings is started again and the next grading is not lost; and code
 under test cannot stop its runner (process 1 of its own pid namespace) to turn its failure
-into a died sandbox.
+into a died sandbox. The host interpreter's own pytest plugins take no part in a grading.
 """
 
 from __future__ import annotations
@@ -99,6 +99,56 @@ def test_code_under_test_cannot_stop_its_local_runner(mode):
         server = box._server
         assert grade_patch(task, task.patch, box, *WEIGHTS).verdict == "valid_1"
         assert box._server is server  # the same warm server (None in fresh mode)
+
+
+#: A test that passes only where none of the interpreter's ``pytest11`` plugins is registered.
+NO_HOST_PLUGINS_TEST = """
+import importlib.metadata
+
+
+def test_no_plugin_of_the_interpreter(pytestconfig):
+    names = {
+        ep.name
+        for dist in importlib.metadata.distributions()
+        for ep in dist.entry_points
+        if ep.group == "pytest11"
+    }
+    assert not [n for n in names if pytestconfig.pluginmanager.has_plugin(n)]
+"""
+
+
+def _host_plugins() -> set[str]:
+    import importlib.metadata
+
+    return {
+        ep.name
+        for dist in importlib.metadata.distributions()
+        for ep in dist.entry_points
+        if ep.group == "pytest11"
+    }
+
+
+@pytest.mark.parametrize("mode", ["warm", "fresh"])
+def test_the_host_interpreters_pytest_plugins_take_no_part_in_a_local_grading(mode):
+    """The local sandbox stands in for the embedded suites' image, which installs pytest alone:
+    a development or GPU environment's plugins (here this interpreter's) are not registered in
+    the test process, so they neither change a grading nor add to its cost."""
+    if not _host_plugins():
+        pytest.skip("this interpreter installs no pytest11 plugin")
+    base = make_primes_task()
+    files = {**base.files, "test_host.py": NO_HOST_PLUGINS_TEST}
+    task = base.model_copy(
+        update={
+            "files": files,
+            "test_paths": [*base.test_paths, "test_host.py"],
+            "PASS_TO_PASS": [*base.PASS_TO_PASS, "test_host.py::test_no_plugin_of_the_interpreter"],
+        }
+    )
+    cfg = {**CONFIG["sandbox"], "test_limits": LIMITS, "local_mode": mode}
+    with make_sandbox("local", cfg) as box:
+        report = grade_patch(task, task.patch, box, *WEIGHTS)
+    assert report.tests["test_host.py::test_no_plugin_of_the_interpreter"]["status"] == "passed"
+    assert (report.outcome, report.verdict) == ("verdict", "valid_1"), report.reason
 
 
 def test_a_dead_local_server_is_started_again():

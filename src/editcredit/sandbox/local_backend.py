@@ -115,6 +115,9 @@ class LocalSandbox(Sandbox):
             "nonce": request.nonce,
             "timeout_s": request.timeout_s,
             "rlimits": RLIMITS,
+            # the embedded suites' image installs pytest alone: the host interpreter's own
+            # plugins (a development or GPU environment's) take no part in a grading
+            "image_plugins": False,
             **request.guest_fields(),
         }
 

@@ -9,6 +9,7 @@ otherwise pytest's own path runs unchanged.
 
 import ast
 import hashlib
+import importlib.util
 import inspect
 import os
 import types
@@ -25,6 +26,9 @@ SUPPORTED = _ORIGINAL is not None and list(inspect.signature(_ORIGINAL).paramete
     "fn",
     "config",
 ]
+#: pytest 9.2 returns the source's hash (the key of the pyc it may write) where earlier
+#: versions return the file's stat: the cached path returns what this pytest expects.
+RETURNS_HASH = SUPPORTED and "bytes" in str(inspect.signature(_ORIGINAL).return_annotation)
 
 
 def _key(source: bytes) -> str:
@@ -67,7 +71,8 @@ def _cached_rewrite_test(fn, config):
     code = _CODE.get(_key(source))
     if code is None or (config is not None and config.getini("enable_assertion_pass_hook")):
         return _ORIGINAL(fn, config)
-    return stat, _with_filename(code, str(fn))
+    first = importlib.util.source_hash(source) if RETURNS_HASH else stat
+    return first, _with_filename(code, str(fn))
 
 
 if SUPPORTED:

@@ -10,7 +10,9 @@ into the sandbox and never imports editcredit. Two modes:
 
 A request is JSON: ``workspace``, ``tests`` (paths or node ids relative to the workspace),
 ``out_dir``, ``env`` (the complete environment of the test process), ``nonce``,
-``timeout_s``, and optional ``rlimits`` (name -> soft/hard value) applied in the child.
+``timeout_s``, and optional ``rlimits`` (name -> soft/hard value) applied in the child and
+``image_plugins`` (default true: register the ``pytest11`` plugins the interpreter installs,
+:mod:`plugins`; false: pytest's own plugins alone).
 ``runner`` (default ``pytest``) names the task's test runner; any other runner (``unittest``,
 ``django``, ``sympy``) runs the request's ``command`` (an argument vector) in the forked child
 under that runner's observer hook (:mod:`commands`); a test past its own limit ends that run and
@@ -175,6 +177,7 @@ def _child(req: dict, fd: int, skip: int, tests: "list[str]", extra: "list[str]"
             else None
         ),
         patched=tuple(os.path.join(workspace, p) for p in req.get("patched", [])),
+        image_plugins=bool(req.get("image_plugins", True)),
     )
     args = [*tests, *PYTEST_FLAGS, *extra, f"--rootdir={workspace}"]
     code = lazy["pytest"].main(args, plugins=[plugin])
@@ -396,8 +399,8 @@ def run_request(req: dict, warm: bool = False) -> dict:
     if warm:
         files = dict.fromkeys(t.split("::", 1)[0] for t in req["tests"])  # node ids too
         _pytest()["rewrite_cache"].prewarm(os.path.join(req["workspace"], f) for f in files)
-        # the image's pytest plugins, found on the path the test process will have
-        importlib.import_module("plugins").prewarm(_test_path())
+        if req.get("image_plugins", True):  # the image's pytest plugins, found on the path
+            importlib.import_module("plugins").prewarm(_test_path())  # of the test process
         gc.freeze()  # the child's collector skips inherited objects: fewer copy-on-write pages
     limits = req.get("limits")
     hard = start + float(req.get("budget_s", req["timeout_s"]))
