@@ -51,8 +51,9 @@ def test_a_file_never_seen_takes_pytests_own_path(cache, tmp_path):
     path = tmp_path / "test_sum.py"
     path.write_text(SOURCE)
     calls = []
-    cache._ORIGINAL, original = (lambda fn, config: calls.append(fn) or original(fn, config)), (
-        cache._ORIGINAL
+    cache._ORIGINAL, original = (
+        (lambda fn, config: calls.append(fn) or original(fn, config)),
+        (cache._ORIGINAL),
     )
     rewrite._rewrite_test(path, None)
     assert calls == [path]
