@@ -37,6 +37,10 @@ rule train_segment:
         "logs/train_segment/{run}/step_{step}.log",
     benchmark:
         "results/benchmarks/train_segment/{run}/step_{step}.tsv"
+    # a run's segments are a chain on the study's longest path: where jobs outnumber the free
+    # slots (a GPU box), a ready segment goes before evaluations and replays (without it
+    # Snakemake prefers the jobs with the larger inputs: docs/scale.md)
+    priority: 10
     conda:
         "../envs/editcredit.yaml"
     threads: 2

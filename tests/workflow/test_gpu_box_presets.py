@@ -157,3 +157,29 @@ def test_jobs_sharing_a_card_by_their_declared_memory(dry_run, card_mb):
     runs = sum(len(seeds) for seeds in _layered()["training"]["plan"].values())
     (train,), (evaluation,) = declared["train_segment"], declared["eval_model"]
     assert runs * train + evaluation <= free
+
+
+def _priorities(text: str) -> dict[str, set[int]]:
+    """Rule -> the priorities its planned jobs declare (0 where the dry run prints none)."""
+    out: dict[str, set[int]] = {}
+    rule, priority = None, 0
+    for line in text.splitlines():
+        m = re.match(r"^(?:local)?rule (\w+):", line.strip())
+        if m:
+            rule, priority = m.group(1), 0
+        elif rule and line.strip().startswith("priority:"):
+            priority = int(line.split(":", 1)[1])
+        elif rule and line.strip().startswith("resources:"):
+            out.setdefault(rule, set()).add(priority)
+            rule = None
+    return out
+
+
+def test_a_ready_segment_goes_before_the_jobs_that_are_not_on_the_chain(dry_run):
+    """Where jobs outnumber the box's slots, the segments (each run's chain) are chosen first:
+    the 0eda673 and ab45834 runs on an H100 started a run's first segment 187 s after the
+    others, behind evaluations with larger inputs (docs/scale.md)."""
+    priorities = _priorities(dry_run)
+    segment = min(priorities["train_segment"])
+    for rule in ("eval_model", "control_replay", "stop_checkpoints", "eval_model_scores"):
+        assert max(priorities[rule]) < segment, (rule, priorities[rule], segment)
