@@ -13,6 +13,10 @@
 #                                # the multi-bug presets layered over gpu-box.yaml
 #   dev/gpu_box.sh wait S OUT    # wait up to S seconds for it, then copy what it measured
 #                                # (and every minute meanwhile)
+#   dev/gpu_box.sh grading OUT [TAR]  # a warm local grading's cost under this box's interpreter
+#                                # (bench_grading.py --backend local --gold-known) and, with
+#                                # TAR (a `git archive` of another commit), bench_local_grading.py
+#                                # against that commit, side by side
 #
 # The study runs with --keep-going: a failed job stops only what depends on it, so one run
 # measures every other job (the profile's keep-going: false is for studies, not measurements).
@@ -45,6 +49,7 @@ export PYTHONPATH=/tmp/site:$PWD/src PYTHONUNBUFFERED=1
 collect() {
     local out=$1
     cp "$STATE/study.log" "$out/study.log" 2>/dev/null || true
+    cp "$STATE/study.log" "$out/study.txt" 2>/dev/null || true
     cp "$STATE/smi.csv" "$out/smi.csv" 2>/dev/null || true
     cp "$STATE/apps.csv" "$out/apps.csv" 2>/dev/null || true
     cp "$STATE/cpu.log" "$out/cpu.log" 2>/dev/null || true
@@ -69,6 +74,18 @@ bench)
     nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
     python3 -m editcredit.policy.gpu_box
     (cd benchmarks && python3 bench_gpu_generation.py --eval-job --episodes 512 --out "$out")
+    ;;
+grading)
+    out=$1 against=${2:-}
+    python3 -c "import sys; print(sys.executable, sys.version)"
+    python3 benchmarks/bench_grading.py --tasks 60 --workers 2 --backend local --gold-known
+    cp benchmarks/out/grading_local_gold_known.json "$out/"
+    if [ -n "$against" ]; then
+        rm -rf /tmp/gpu_box_against && mkdir -p /tmp/gpu_box_against
+        tar -xf "$against" -C /tmp/gpu_box_against
+        python3 benchmarks/bench_local_grading.py --against /tmp/gpu_box_against --rounds 2
+        cp benchmarks/out/local_grading_against.json "$out/"
+    fi
     ;;
 phases)
     out=$1
@@ -126,7 +143,7 @@ wait)
     tail -n 3 "$STATE/study.log"
     ;;
 *)
-    echo "usage: dev/gpu_box.sh bench|phases|study|wait ..." >&2
+    echo "usage: dev/gpu_box.sh bench|grading|phases|study|wait ..." >&2
     exit 2
     ;;
 esac
