@@ -59,11 +59,13 @@ collect() {
         printf '%s\t%s\n' "$f" "$(tail -n 1 "$f")"
     done >"$out/benchmarks.tsv"
     grep -h "GPU memory of" "$STATE/study.log" >"$out/gpu_peaks.txt" 2>/dev/null || true
-    # every job's log, and what the study computed that a CPU run's can be compared with
-    # (statistics, stop study, audits, training records, evaluation scores, the tables)
+    # every job's log, and what the study computed
     tar -czf "$out/logs.tar.gz" logs 2>/dev/null || true
+    # (statistics, stop study, audits, training records, evaluation scores and slots, the
+    # controls' verdicts, the tables): the verdicts and statistics a CPU run's can be compared with
     find results/stats results/stop results/audits results/training paper/tables \
-        results/eval -name scores.json -o -name '*.json' -not -path 'results/eval/*/*/*' \
+        results/eval results/controls -name scores.json -o -name slots.parquet \
+        -o -name '*.json' -not -path 'results/eval/*/*/*' \
         -o -name '*.tsv' -o -name '*.tex' -o -name '*.csv' 2>/dev/null |
         tar -czf "$out/computed.tar.gz" -T - 2>/dev/null || true
 }
