@@ -107,3 +107,21 @@ def count_gold_runs(monkeypatch) -> list[str]:
 
     monkeypatch.setattr(LocalSandbox, "measure_gold", counting)
     return ids
+
+
+def count_limits(monkeypatch) -> list[tuple[str, bool]]:
+    """(task id, whether its limits came from gold times) of each run local sandboxes make
+    under per-test limits, appended as they run (a gold run, held to the whole-run limit only,
+    is not one of them)."""
+    from editcredit.sandbox.local_backend import LocalSandbox
+
+    runs: list[tuple[str, bool]] = []
+    original = LocalSandbox._grade
+
+    def counting(self, task, patch, limits, select=None):
+        if limits is not None:
+            runs.append((task.instance_id, bool(limits["gold_timed"])))
+        return original(self, task, patch, limits, select)
+
+    monkeypatch.setattr(LocalSandbox, "_grade", counting)
+    return runs

@@ -1,6 +1,8 @@
 """The base_model and probe jobs grade with the control rule's recorded gold times: their
 sandbox pools (the local backend here) are given the book, so a task the control rule timed
-costs no gold run of the job's own; a task without records is still measured."""
+is held to the limits of its recorded times with no gold run of the job's own; a task without
+records is run against the floors (and, as none of its tests reaches one, costs no gold run
+either)."""
 
 from __future__ import annotations
 
@@ -44,11 +46,13 @@ def suite(tmp_path, monkeypatch):
     return str(path), records, ids
 
 
-def grade_each(tasks, pool):
-    """One grading of every task's gold patch in ``pool`` (what the planted players do)."""
+def grade_each(tasks, pool, timed: dict[str, bool]):
+    """One grading of every task's gold patch in ``pool`` (what the planted players do);
+    ``timed``: each task's id -> whether its limits came from gold times."""
     for task in tasks:
         report = pool.grade(task, task.patch)
-        assert report.limits["gold_timed"]
+        assert report.observations.finished and not report.timeouts
+        timed[task.instance_id] = report.limits["gold_timed"]
 
 
 @pytest.mark.parametrize("with_records", [True, False])
@@ -56,11 +60,11 @@ def test_the_experts_corpus_is_graded_with_the_recorded_times(
     suite, measured, monkeypatch, with_records
 ):
     tasks_path, records, ids = suite
-    played = []
+    played, timed = [], {}
 
     def expert_corpus(tasks, pool, experts, make_env, turns, workers, guard):
         played.extend(t.instance_id for t in tasks)
-        grade_each(tasks, pool)
+        grade_each(tasks, pool, timed)
         return [], []
 
     monkeypatch.setattr(base_job, "expert_corpus", expert_corpus)
@@ -76,7 +80,7 @@ def test_the_experts_corpus_is_graded_with_the_recorded_times(
         gold_times=records if with_records else None,
     )
     assert played == ids[:1]  # the train split
-    assert measured == ([] if with_records else ids[:1])
+    assert timed == {ids[0]: with_records} and measured == []
 
 
 def test_a_missing_gold_times_directory_stops_the_base_model_naming_it(suite, monkeypatch):
@@ -97,11 +101,13 @@ def test_a_missing_gold_times_directory_stops_the_base_model_naming_it(suite, mo
 
 def test_the_probe_grades_with_the_recorded_times(suite, measured, monkeypatch):
     """Every split the probe plays is graded in the pool of the recorded book: the two timed
-    tasks cost no gold run, the third is measured; the records are an input of the probe."""
+    tasks are held to their recorded times, the third to the floors, and none costs a gold
+    run; the records are an input of the probe."""
     tasks_path, records, ids = suite
+    timed = {}
 
     def rollout_grade_and_query(tasks, samples, key_prefix, pool, *rest):
-        grade_each(tasks, pool)
+        grade_each(tasks, pool, timed)
         return [], []
 
     monkeypatch.setattr(probe_job, "load_policy", lambda *a: (None, None))
@@ -121,7 +127,7 @@ def test_the_probe_grades_with_the_recorded_times(suite, measured, monkeypatch):
         config={"test": True},
         gold_times=records,
     )
-    assert measured == ids[2:]
+    assert timed == {ids[0]: True, ids[1]: True, ids[2]: False} and measured == []
     probe = json.loads(Path("results/base/toy/probe.json").read_text())
     assert records not in probe["provenance"]["inputs"]  # clock-dependent
 

@@ -234,9 +234,10 @@ def test_too_few_free_inodes_stop_the_job_before_a_batch_and_a_rerun_resumes(stu
 @pytest.mark.parametrize("recorded", [True, False])
 def test_the_pool_grades_with_the_control_rules_recorded_gold_times(study, monkeypatch, recorded):
     """The job's own pool (the local backend) is limited by the gold times of
-    ``job.gold_times``: a task recorded there gets no gold run of the job's; without records
-    every graded task is measured. The directory is an input of the slot files."""
-    from taskfactory import count_gold_runs, write_control_records
+    ``job.gold_times``: a task recorded there is held to their limits with no gold run of the
+    job's; without records every graded task is run against the floors (none of its tests
+    reaches one, so no gold run either). The directory is an input of the slot files."""
+    from taskfactory import count_gold_runs, count_limits, write_control_records
 
     tasks_path, model_dir = study
     ids = [f"toy__calc__{i}" for i in range(4)]
@@ -244,7 +245,7 @@ def test_the_pool_grades_with_the_control_rules_recorded_gold_times(study, monke
     records = write_control_records(
         "results/controls/toy/tasks", dict.fromkeys(ids, timings) if recorded else {}
     )
-    measured = count_gold_runs(monkeypatch)
+    measured, runs = count_gold_runs(monkeypatch), count_limits(monkeypatch)
     chat = FakeChat()
     job = eval_files(model_dir, tasks_path, gold_times=records)
     eval_model_job(
@@ -255,7 +256,8 @@ def test_the_pool_grades_with_the_control_rules_recorded_gold_times(study, monke
         config={"c": 1},
         load_policy_fn=lambda: (ScriptedGenerator(chat, by_task), chat),
     )
-    assert sorted(set(measured)) == ([] if recorded else ids)
+    assert measured == [] and {i for i, _ in runs} == set(ids)
+    assert {timed for _, timed in runs} == {recorded}
     out = Path("results/eval/planted/holdout")
     for body in task_files(out).values():
         assert records not in body["provenance"]["inputs"]  # clock-dependent

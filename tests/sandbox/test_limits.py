@@ -185,11 +185,12 @@ def test_the_plain_timings_round_trip_for_the_asked_tasks():
     assert GoldTimesBook.from_timings(None).timings() == {}
 
 
-@pytest.mark.parametrize("recorded,gold_runs", [(True, 0), (False, 1)])
-def test_a_pool_with_recorded_times_makes_no_gold_run(tmp_path, monkeypatch, recorded, gold_runs):
+@pytest.mark.parametrize("recorded", [True, False])
+def test_a_pool_with_recorded_times_makes_no_gold_run(tmp_path, monkeypatch, recorded):
     """The local backend grades for real: a task with recorded times is held to their limits
-    without a gold run of its own; a task without them is measured once, for every sandbox of
-    the pool (gradings one after the other: each borrows the next sandbox)."""
+    without a gold run of its own; a task without them is run against the floors alone, and
+    since no test reaches a floor, no gold run is made either (each run is the one its gold
+    times' limits would have given: every such limit is at least its floor)."""
     from editcredit.sandbox.pool import SandboxPool
 
     task = make_calc_task()
@@ -200,12 +201,49 @@ def test_a_pool_with_recorded_times_makes_no_gold_run(tmp_path, monkeypatch, rec
     with SandboxPool("local", CONFIG["sandbox"], 2, book) as pool:
         assert pool.gold_times is book and all(box.gold_times is book for box in pool._all)
         reports = [pool.grade(task, patch) for patch in (task.patch, "", task.patch, "")]
-    assert measured == [task.instance_id] * gold_runs
+    assert measured == []
     limits = [r.limits for r in reports]
-    assert all(lim["gold_timed"] for lim in limits)
+    assert all(lim["gold_timed"] is recorded for lim in limits)
+    floors = limits_of(None, limit_settings(CONFIG["sandbox"].get("test_limits")), 1.0)
     if recorded:  # factor 10 x the recorded 2.0 s
         assert all(lim["tests"] == {"test_calc.py::test_add": 20.0} for lim in limits)
+    else:
+        assert all(lim == floors for lim in limits)
     assert [r.observations.finished for r in reports] == [True] * 4
+    assert [r.timeouts for r in reports] == [[]] * 4
+
+
+def test_a_test_past_its_floor_takes_a_gold_run_and_its_own_limit(monkeypatch):
+    """A task without gold times whose gold test is slower than the floor: the run against
+    the floors times that test out, so the task is timed with one gold run and graded again
+    under the limits its times give (factor 10 x its seconds), where it passes. Without the
+    gold run it would be a reproduced timeout, a valid 0 (``measure_gold: false``)."""
+    from taskfactory import WEIGHTS
+
+    from editcredit.grading.grader import grade_patch
+    from editcredit.sandbox.local_backend import LocalSandbox
+
+    from taskfactory import CALC_BUG, CALC_FIXED
+
+    from editcredit.sandbox.patches import diff_trees
+
+    slow = CALC_FIXED.replace('    """Sum."""\n', '    """Sum."""\n    import time\n\n    time.sleep(0.6)\n')
+    patch = diff_trees({"calc.py": CALC_BUG}, {"calc.py": slow})
+    task = make_calc_task(timeout_s=60.0).model_copy(update={"patch": patch})  # the gold fix
+    measured = count_gold_runs(monkeypatch)
+    verdicts = {}
+    for measure in (True, False):
+        settings = limit_settings({"floor_s": 0.4, "cpu_floor_s": 0.25, "measure_gold": measure})
+        with LocalSandbox(timeout_factor=1.0, limits=settings, mode="warm") as box:
+            report = grade_patch(task, patch, box, *WEIGHTS)
+        verdicts[measure] = report
+    assert measured == [task.instance_id]
+    timed = verdicts[True]
+    assert timed.verdict == "valid_1", timed.reason
+    assert timed.sandbox.limits["gold_timed"] and not timed.sandbox.timeouts
+    assert timed.sandbox.limits["tests"]["test_calc.py::test_add"] >= 10 * 0.6
+    assert verdicts[False].verdict == "valid_0"
+    assert verdicts[False].tests["test_calc.py::test_add"]["status"] == "timeout"
 
 
 def test_sentinels_are_per_nonce_beside_the_first_test_file():

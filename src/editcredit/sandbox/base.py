@@ -184,8 +184,25 @@ class Sandbox(ABC):
     def grade(self, task: Task, patch: str, select: list[str] | None = None) -> SandboxReport:
         """Apply ``patch`` to ``task``'s tree, run its test files (or only the node ids in
         ``select``: the agent's visible tests) with the grader's sentinels and per-test limits
-        from the task's gold times, return the observations."""
+        from the task's gold times, return the observations.
+
+        A task whose gold times are not known yet is first run against the floors alone: every
+        limit its gold times could give is at least its floor, so a run in which no test and no
+        collection reached a floor (``within_floors``) is the run those limits would have
+        given. Only a run that reached one (or did not finish) times the task with one gold run
+        and is run again under the limits its times give."""
+        if self._gold_unknown(task):
+            settings = self.limit_settings
+            report = self._grade(
+                task, patch, per_test_limits(None, settings, self.timeout_factor), select
+            )
+            if within_floors(report):
+                return report
         return self._grade(task, patch, self.limits_for(task), select)
+
+    def _gold_unknown(self, task: Task) -> bool:
+        """The task's limits would take a gold run of this sandbox's own (``limits_for``)."""
+        return self.limit_settings.measure_gold and not self.gold_times.known(task.instance_id)
 
     def limits_for(self, task: Task) -> dict[str, Any]:
         """Per-test limits of ``task``: from its recorded gold times, else measured now with
@@ -398,6 +415,15 @@ def observe_selected(sandbox, task: Task, patch: str, select: list[str] | None) 
     if observe is None:
         return grade_selected(sandbox, task, patch, select)
     return observe(task, patch, select or None)
+
+
+def within_floors(report: SandboxReport) -> bool:
+    """A run that no limit stopped: nothing ran (the patch did not apply), or the run finished
+    with no test and no collection past its limit (a timeout that did not reproduce on a rerun
+    alone included)."""
+    if report.run_status == "not_run":
+        return True
+    return report.run_status == "finished" and not report.timeouts and not report.collect_timeout
 
 
 def grade_selected(sandbox, task: Task, patch: str, select: list[str] | None) -> SandboxReport:

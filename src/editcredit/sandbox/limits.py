@@ -13,8 +13,9 @@ controlled, a gold run that did not finish) every limit is its floor.
 
 Gold times are recorded by the control rule (the gold run's ``timings``) and read back with
 :func:`load_gold_times`; every job that grades starts its sandboxes from those records
-(:func:`gold_times_book`), and a sandbox measures a task it has no times for (a task never
-controlled, a gold run that did not finish) with one gold run of its own (:class:`GoldTimesBook`).
+(:func:`gold_times_book`). A sandbox runs a task it has no times for (a task never controlled,
+a gold run that did not finish) against the floors first, and measures it with one gold run of
+its own (:class:`GoldTimesBook`) only when that run reached a floor (``Sandbox.grade``).
 """
 
 from __future__ import annotations
