@@ -218,16 +218,14 @@ def test_a_test_past_its_floor_takes_a_gold_run_and_its_own_limit(monkeypatch):
     the floors times that test out, so the task is timed with one gold run and graded again
     under the limits its times give (factor 10 x its seconds), where it passes. Without the
     gold run it would be a reproduced timeout, a valid 0 (``measure_gold: false``)."""
-    from taskfactory import WEIGHTS
+    from taskfactory import CALC_BUG, CALC_FIXED, WEIGHTS
 
     from editcredit.grading.grader import grade_patch
     from editcredit.sandbox.local_backend import LocalSandbox
-
-    from taskfactory import CALC_BUG, CALC_FIXED
-
     from editcredit.sandbox.patches import diff_trees
 
-    slow = CALC_FIXED.replace('    """Sum."""\n', '    """Sum."""\n    import time\n\n    time.sleep(0.6)\n')
+    sleep = '    """Sum."""\n    import time\n\n    time.sleep(0.6)\n'
+    slow = CALC_FIXED.replace('    """Sum."""\n', sleep)
     patch = diff_trees({"calc.py": CALC_BUG}, {"calc.py": slow})
     task = make_calc_task(timeout_s=60.0).model_copy(update={"patch": patch})  # the gold fix
     measured = count_gold_runs(monkeypatch)
