@@ -18,6 +18,9 @@
 #                                # TAR (a `git archive` of another commit), bench_local_grading.py
 #                                # against that commit, side by side
 #
+# Here, `python dev/gpu_box_summary.py OUT` turns what `wait` brought back into the per-rule
+# table and the card's figures docs/scale.md quotes.
+#
 # The study runs with --keep-going: a failed job stops only what depends on it, so one run
 # measures every other job (the profile's keep-going: false is for studies, not measurements).
 set -euo pipefail
