@@ -19,7 +19,8 @@
 #                                # against that commit, side by side
 #
 # Here, `python dev/gpu_box_summary.py OUT` turns what `wait` brought back into the per-rule
-# table and the card's figures docs/scale.md quotes.
+# table and the card's figures docs/scale.md quotes, and `python dev/gpu_box_restats.py DIR`
+# (DIR: where OUT/computed.tar.gz was unpacked) recomputes its paired statistics here.
 #
 # The study runs with --keep-going: a failed job stops only what depends on it, so one run
 # measures every other job (the profile's keep-going: false is for studies, not measurements).
@@ -65,11 +66,13 @@ collect() {
     # every job's log, and what the study computed
     tar -czf "$out/logs.tar.gz" logs 2>/dev/null || true
     # (statistics, stop study, audits, training records, evaluation scores and slots, the
-    # controls' verdicts, the tables): the verdicts and statistics a CPU run's can be compared with
+    # controls' verdicts, the tables, each segment's rollouts): the verdicts and statistics a CPU
+    # run's can be compared with, and what dev/gpu_box_restats.py recomputes the statistics from
     find results/stats results/stop results/audits results/training paper/tables \
         results/eval results/controls -name scores.json -o -name slots.parquet \
         -o -name '*.json' -not -path 'results/eval/*/*/*' \
         -o -name '*.tsv' -o -name '*.tex' -o -name '*.csv' 2>/dev/null |
+        cat - <(find runs -path '*/step_*/rollouts.parquet' 2>/dev/null) |
         tar -czf "$out/computed.tar.gz" -T - 2>/dev/null || true
 }
 
